@@ -1,0 +1,244 @@
+"""The nestedflow side of each case, through the public ``nestedflow.Engine``.
+
+Only the compile case reaches inside (the flow factory and TaskFlow's
+compile step have no public entry point); it says so in its error if the
+internals it needs have moved.
+"""
+
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+from bench import shapes
+
+WAIT_TIMEOUT = 3600
+#: Conductors tell a parent stack its children finished over oslo.messaging;
+#: between processes that needs a real broker (DESIGN.md section 4).
+TRANSPORT_URL = os.environ.get("NESTEDFLOW_BENCH_TRANSPORT_URL",
+                               "rabbit://guest:guest@127.0.0.1:5672/")
+
+
+class NotAvailable(Exception):
+    """The feature this case needs is not in the engine yet."""
+
+
+def configure(limit):
+    """Allow stacks (and stack trees) of ``limit`` resources; the default cap is 1,000."""
+    from nestedflow.conf import CONF
+
+    CONF.set_override("max_resources_per_stack", max(limit, 1000), group="engine")
+
+
+def make_engine(url, workers, **kwargs):
+    import nestedflow
+
+    return nestedflow.Engine(db_url=url, max_workers=workers, **kwargs)
+
+
+def _name(prefix):
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def settle(engine, stack, expected):
+    stack = engine.wait(stack.id, timeout=WAIT_TIMEOUT)
+    status = f"{stack.action}_{stack.status}"
+    if status != expected:
+        raise RuntimeError(f"stack ended {status}, not {expected}: {stack.status_reason}")
+    return stack
+
+
+def warm_up(engine):
+    """One small stack first: lazy imports, plugin scan and statement caches."""
+    stack = engine.create_stack(_name("warmup"), shapes.template(shapes.flat(5)))
+    settle(engine, stack, "CREATE_COMPLETE")
+
+
+def create(engine, template, files=None):
+    stack = engine.create_stack(_name("bench"), template, files=files)
+    return settle(engine, stack, "CREATE_COMPLETE")
+
+
+def delete(engine, stack):
+    engine.delete_stack(stack.id)
+    return settle(engine, stack, "DELETE_COMPLETE")
+
+
+# -- feature detection -------------------------------------------------------
+
+def resource_types():
+    from nestedflow.plugins.loader import ResourceRegistry
+
+    return set(ResourceRegistry().names())
+
+
+def require_nested_stacks(template, files):
+    """Template resources (``type: child.yaml``) must validate."""
+    from nestedflow import exceptions
+    from nestedflow.plugins.loader import ResourceRegistry
+    from nestedflow.stacks.definition import StackDefinition
+
+    try:
+        StackDefinition.load(template, files=files, registry=ResourceRegistry(),
+                             stack_id="probe", stack_name="probe")
+    except exceptions.StackValidationFailed as error:
+        raise NotAvailable(f"nested stacks: {error}") from None
+
+
+def require_resource_group():
+    if "OS::Heat::ResourceGroup" not in resource_types():
+        raise NotAvailable("OS::Heat::ResourceGroup is not a registered resource type")
+
+
+def conductor_command():
+    """How to start one conductor daemon with this process's code, or NotAvailable.
+
+    The ``nestedflow-conductor`` console script's entry point is run with
+    ``python -c`` from the repository root, so conductors import the same
+    nestedflow as the benchmark (a fresh clone need not be installed).
+    """
+    found = [ep for ep in importlib.metadata.entry_points(group="console_scripts")
+             if ep.name == "nestedflow-conductor"]
+    for ep in found:
+        module, _, func = ep.value.partition(":")
+        if _importable(module):
+            code = f"import sys; from {module} import {func} as main; sys.exit(main())"
+            return [sys.executable, "-c", code]
+    if _importable("nestedflow.conductor.__main__"):
+        return [sys.executable, "-m", "nestedflow.conductor"]
+    raise NotAvailable("no nestedflow-conductor (nestedflow.conductor is not importable)")
+
+
+def _importable(module):
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def zookeeper_url(repo_root):
+    """Start the project's throw-away ZooKeeper if needed; a fresh root path per run."""
+    script = os.path.join(repo_root, "tools", "zookeeper.sh")
+    if not os.path.exists("/usr/share/java/zookeeper.jar"):
+        raise NotAvailable("ZooKeeper is not installed (tools/zookeeper.sh install)")
+    result = subprocess.run(["bash", script, "start"], capture_output=True, text=True,
+                            check=False)
+    if result.returncode != 0:
+        raise NotAvailable(f"ZooKeeper did not start: {result.stderr.strip()[-200:]}")
+    port = os.environ.get("NESTEDFLOW_ZK_PORT", "2181")
+    return f"zookeeper://127.0.0.1:{port}/nestedflow-bench-{uuid.uuid4().hex[:8]}"
+
+
+class Conductors:
+    """``count`` conductor daemons started by this process (and only those stopped)."""
+
+    def __init__(self, count, db_url, jobboard_url, transport_url, workers, cwd):
+        self.count = count
+        self.db_url = db_url
+        self.jobboard_url = jobboard_url
+        self.transport_url = transport_url
+        self.workers = workers
+        self.cwd = cwd
+        self.procs = []
+        self.peak_rss_mb = 0.0
+        self._dir = tempfile.mkdtemp(prefix="nestedflow-bench-conductors-")
+
+    def __enter__(self):
+        command = conductor_command()
+        for i in range(self.count):
+            conf = os.path.join(self._dir, f"conductor-{i}.conf")
+            with open(conf, "w") as handle:
+                handle.write(
+                    f"[database]\nconnection = {self.db_url}\n\n"
+                    f"[engine]\njobboard_url = {self.jobboard_url}\n"
+                    f"transport_url = {self.transport_url}\n\n"
+                    f"[conductor]\nname = bench-conductor-{i}\n"
+                    f"resource_action_workers = {self.workers}\n"
+                )
+            env = dict(os.environ, NESTEDFLOW_DB_URL=self.db_url,
+                       NESTEDFLOW_JOBBOARD_URL=self.jobboard_url,
+                       NESTEDFLOW_TRANSPORT_URL=self.transport_url)
+            log = open(os.path.join(self._dir, f"conductor-{i}.log"), "w")
+            self.procs.append(subprocess.Popen([*command, "--config-file", conf], env=env,
+                                               cwd=self.cwd, stdout=log,
+                                               stderr=subprocess.STDOUT))
+            log.close()
+        time.sleep(1.0)
+        dead = [p for p in self.procs if p.poll() is not None]
+        if dead:
+            self.__exit__(None, None, None)
+            raise RuntimeError(f"{len(dead)} conductor(s) exited at start; logs in {self._dir}")
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                _, _, usage = os.wait4(proc.pid, 0)
+                self.peak_rss_mb = max(self.peak_rss_mb, usage.ru_maxrss / 1024.0)
+                proc.returncode = 0
+            except ChildProcessError:
+                pass
+            except KeyboardInterrupt:
+                proc.kill()
+                raise
+        if exc and exc[0] is None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+
+# -- the compile step --------------------------------------------------------
+
+def compile_stack(engine, template, measured):
+    """Store the stack without running it, then time (with ``measured``) the
+    flow factory (definition reload + task graph) and TaskFlow's load + compile."""
+    import futurist
+    import taskflow.engines
+
+    from nestedflow.dispatch import base
+    from nestedflow.flows import factories, runner, runtime
+
+    class Hold(base.Dispatcher):
+        def __init__(self):
+            self.held = []
+
+        def dispatch(self, stack_id, traversal_id, action):
+            self.held.append((stack_id, traversal_id, action))
+
+        def add_done_callback(self, callback):
+            pass
+
+        def close(self):
+            pass
+
+    hold = Hold()
+    engine._dispatcher = hold
+    start = time.perf_counter()
+    engine.create_stack(_name("compile"), template)
+    validate_store = time.perf_counter() - start
+    stack_id, traversal_id, action = hold.held[-1]
+    executor = futurist.ThreadPoolExecutor(max_workers=engine.runtime.max_workers)
+
+    def build_and_compile():
+        with runtime.installed(engine.runtime, "bench"):
+            start = time.perf_counter()
+            flow = factories.stack_traversal(stack_id, traversal_id, action)
+            built = time.perf_counter()
+            book = runner.logbook_for(engine._backend, stack_id)
+            tf_engine = taskflow.engines.load(flow, engine="parallel", backend=engine._backend,
+                                              book=book, executor=executor)
+            tf_engine.compile()
+            return {"build_s": built - start, "tf_compile_s": time.perf_counter() - built}
+
+    try:
+        phases = measured(build_and_compile)
+    finally:
+        executor.shutdown(wait=True)
+    return {"validate_store_s": validate_store, **phases}

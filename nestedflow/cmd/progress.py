@@ -1,0 +1,138 @@
+"""Waiting for a stack to settle, with or without a live progress display.
+
+The display polls ``get_stack`` / ``list_resources`` rather than relying on
+notifications so it works the same whether the traversal runs in this
+process's threads or on a conductor elsewhere.
+"""
+
+import time
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
+
+from nestedflow import exceptions
+
+POLL_INTERVAL = 0.2
+IN_PROGRESS = "IN_PROGRESS"
+SETTLED = ("COMPLETE", "FAILED")
+# How many in-progress resource names the status line lists before "+N more".
+_MAX_NAMES = 8
+
+
+def count_settled(resources, action):
+    """(settled, total, names in progress) for the stack's current ``action``.
+
+    A resource is settled once it is COMPLETE or FAILED for the action the
+    stack is running; a resource still showing the previous action's
+    COMPLETE has not been touched yet by this one.
+    """
+    resources = list(resources)
+    settled = sum(1 for r in resources if r.action == action and r.status in SETTLED)
+    running = sorted(r.name for r in resources if r.status == IN_PROGRESS)
+    return settled, len(resources), running
+
+
+def in_progress_line(names):
+    if not names:
+        return ""
+    shown = ", ".join(names[:_MAX_NAMES])
+    extra = len(names) - _MAX_NAMES
+    if extra > 0:
+        shown += f" (+{extra} more)"
+    return f"in progress: {shown}"
+
+
+class StackProgress(Progress):
+    """A progress bar followed by a line naming the resources in progress."""
+
+    # Class attribute: Progress.__init__ already renders once.
+    status_line = ""
+
+    def get_renderables(self):
+        yield self.make_tasks_table(self.tasks)
+        if self.status_line:
+            yield Text(self.status_line, style="dim", overflow="ellipsis", no_wrap=True)
+
+
+def _get(engine, stack_id, last):
+    try:
+        return engine.get_stack(stack_id)
+    except exceptions.StackNotFound:
+        # A backend that purges deleted stacks: gone is as settled as
+        # DELETE_COMPLETE. Anything else vanishing mid-wait is an error.
+        if last is not None and last.action == "DELETE":
+            return None
+        raise
+
+
+def poll(engine, stack_id, on_update=None, interval=None, sleep=time.sleep):
+    """Poll until the stack is no longer IN_PROGRESS; returns the last Stack.
+
+    Returns None when a stack being deleted disappeared altogether.
+    ``on_update(stack, resources)`` is called after every poll.
+    """
+    if interval is None:
+        interval = POLL_INTERVAL
+    stack = None
+    while True:
+        stack = _get(engine, stack_id, stack)
+        if stack is None:
+            return None
+        if on_update is not None:
+            try:
+                resources = engine.list_resources(stack.id)
+            except exceptions.StackNotFound:
+                resources = []
+            on_update(stack, resources)
+        if stack.status != IN_PROGRESS:
+            return stack
+        sleep(interval)
+
+
+def wait_with_progress(engine, stack_id, console=None, interval=None, sleep=time.sleep):
+    """Show a live bar on ``console`` (stderr) while waiting; returns the final Stack."""
+    if console is None:
+        console = Console(stderr=True)
+    display = StackProgress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[state]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+        refresh_per_second=10,
+    )
+    task = display.add_task("stack", total=None, state="")
+
+    def on_update(stack, resources):
+        settled, total, running = count_settled(resources, stack.action)
+        display.update(
+            task,
+            description=f"stack {stack.name}",
+            completed=settled,
+            total=total or None,
+            state=f"{stack.action}_{stack.status}",
+        )
+        display.status_line = in_progress_line(running)
+
+    with display:
+        final = poll(engine, stack_id, on_update=on_update, interval=interval, sleep=sleep)
+        display.status_line = ""
+        display.refresh()
+    return final
+
+
+def wait_quietly(engine, stack_id):
+    """Block in the engine until the stack settles; returns the final Stack."""
+    try:
+        return engine.wait(stack_id)
+    except exceptions.StackNotFound:
+        return None

@@ -1,0 +1,27 @@
+"""The ``[database]`` group is oslo.db's own (``connection`` and pool options).
+
+Unset ``connection`` means an SQLite file in the user's data directory;
+the sample config documents these options under the ``oslo.db`` namespace.
+"""
+
+import os
+
+import platformdirs
+from oslo_db import options as db_options
+
+
+def default_url():
+    """SQLite file in the user's data directory (NESTEDFLOW_DB_URL overrides)."""
+    url = os.environ.get("NESTEDFLOW_DB_URL")
+    if url:
+        return url
+    data_dir = platformdirs.user_data_dir("nestedflow")
+    return "sqlite:///" + os.path.join(data_dir, "nestedflow.sqlite")
+
+
+def register_opts(conf):
+    db_options.set_defaults(conf)
+
+
+def list_opts():
+    return []

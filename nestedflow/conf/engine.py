@@ -1,0 +1,57 @@
+import os
+
+from oslo_config import cfg
+
+GROUP = "engine"
+
+
+def _default_workers():
+    # Resource actions mostly wait on I/O, so a few per core keeps the
+    # cores busy without letting a 1,000-resource stack open 1,000 threads.
+    return max(4, 4 * (os.cpu_count() or 1))
+
+
+engine_opts = [
+    cfg.IntOpt(
+        "max_workers",
+        default=_default_workers(),
+        min=1,
+        help="Resource actions of one stack traversal that may run at once.",
+    ),
+    cfg.IntOpt(
+        "max_template_size",
+        default=524288,
+        min=1,
+        help="Largest accepted template, in bytes (Heat's default).",
+    ),
+    cfg.IntOpt(
+        "max_resources_per_stack",
+        default=1000,
+        min=1,
+        help="Most resources one stack tree may hold.",
+    ),
+    cfg.IntOpt(
+        "max_nested_stack_depth",
+        default=5,
+        min=0,
+        help="Deepest nesting of stacks inside stacks.",
+    ),
+    cfg.StrOpt(
+        "jobboard_url",
+        help="zookeeper://HOST:PORT/ROOT to post traversals as jobs for "
+        "conductors; unset runs them in-process.",
+    ),
+    cfg.StrOpt(
+        "transport_url",
+        default="fake://",
+        help="oslo.messaging transport for stack notifications.",
+    ),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(engine_opts, group=GROUP)
+
+
+def list_opts():
+    return [(GROUP, engine_opts)]

@@ -1,0 +1,502 @@
+"""Every read and write of nestedflow's state, through oslo.db's enginefacade.
+
+Writes that decide ownership are single compare-and-swap ``UPDATE``
+statements whose ``WHERE`` clause carries what the writer believes (the
+stack's current traversal, the resource's lock holder and atomic key); a
+rowcount of zero means somebody else owns the state now and the caller must
+stop. That is the fencing every task relies on after a crash or a pause.
+"""
+
+import threading
+
+import sqlalchemy as sa
+from oslo_db.sqlalchemy import enginefacade
+from taskflow.persistence.backends import impl_sqlalchemy
+
+from nestedflow import exceptions
+from nestedflow.db import migration, models
+
+
+class _Ctx:
+    """enginefacade attaches its transaction state to a context object."""
+
+
+class Database:
+    """One state database (any SQLAlchemy URL oslo.db supports)."""
+
+    def __init__(self, url=None):
+        self.url = migration.normalize_url(url)
+        self._facade = enginefacade.transaction_context()
+        self._facade.configure(connection=self.url, max_retries=0)
+        engine = self._facade.writer.get_engine()
+        self.dialect = engine.dialect.name
+        if self.dialect == "sqlite":
+            self._serialize_sqlite_writers(engine)
+        self._synced = False
+        self._sync_lock = threading.Lock()
+        self._change_listeners = []
+
+    def on_stack_change(self, callback):
+        """Call ``callback(stack_id, action, status)`` after a stack's state is
+        written: a traversal started, was cancelled, or settled."""
+        self._change_listeners.append(callback)
+
+    def _changed(self, stack_id, action, status):
+        for callback in self._change_listeners:
+            callback(stack_id, action, status)
+
+    @staticmethod
+    def _serialize_sqlite_writers(engine):
+        # A deferred BEGIN that reads and then writes fails at once with
+        # "database is locked" when another writer committed meanwhile; an
+        # IMMEDIATE transaction takes the write lock up front and so waits
+        # (busy timeout) instead. It replaces oslo.db's plain-BEGIN listener
+        # (same "in_transaction" marker, which oslo.db clears on commit).
+        for listener in list(engine.dispatch.begin):
+            sa.event.remove(engine, "begin", listener)
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin_immediate(conn):
+            if "in_transaction" not in conn.info:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+                conn.info["in_transaction"] = True
+
+    def sync(self):
+        """Apply migrations once per process (the embedded engine's first use)."""
+        with self._sync_lock:
+            if not self._synced:
+                migration.db_sync(self.url)
+                self._synced = True
+
+    def taskflow_backend(self):
+        """TaskFlow's SQL persistence on this database, sharing our engine.
+
+        Sharing the engine gives TaskFlow's writes the same SQLite locking
+        discipline as ours instead of failing with "database is locked".
+        """
+        return impl_sqlalchemy.SQLAlchemyBackend(
+            {"connection": self.url}, engine=self._facade.writer.get_engine()
+        )
+
+    def writer(self):
+        return self._facade.writer.using(_Ctx())
+
+    def reader(self):
+        return self._facade.reader.using(_Ctx())
+
+    def dispose(self):
+        self._facade.writer.get_engine().dispose()
+
+    # -- stacks -------------------------------------------------------------
+
+    def create_stack(self, stack_values, template_values, resource_values):
+        """Store a stack, its template and its resource rows in one transaction.
+
+        ``resource_values`` are dicts whose ``requires`` name other resources;
+        they are turned into row ids so the graph survives template changes.
+        """
+        with self.writer() as session:
+            tmpl = models.RawTemplate(**template_values)
+            session.add(tmpl)
+            session.flush()
+            stack = models.Stack(raw_template_id=tmpl.id, **stack_values)
+            session.add(stack)
+            session.flush()
+            self._add_resources(session, stack.id, tmpl.id, resource_values)
+            return stack
+
+    @staticmethod
+    def _add_resources(session, stack_id, template_id, resource_values, existing=None):
+        """Insert resource rows; ``requires`` names resolve to new rows first,
+        then to ``existing`` (name -> id of a current row)."""
+        rows = {}
+        for values in resource_values:
+            values = dict(values)
+            values.pop("requires")
+            row = models.Resource(stack_id=stack_id, template_id=template_id, **values)
+            session.add(row)
+            rows[row.name] = row
+        session.flush()
+        ids = dict(existing or {})
+        ids.update({name: row.id for name, row in rows.items()})
+        needed_by = {name: [] for name in rows}
+        for values in resource_values:
+            row = rows[values["name"]]
+            row.requires = sorted(ids[dep] for dep in values["requires"] if dep in ids)
+            for dep in values["requires"]:
+                if dep in needed_by:
+                    needed_by[dep].append(row.id)
+        for name, dependents in needed_by.items():
+            rows[name].needed_by = sorted(dependents)
+        return rows
+
+    def begin_update(self, stack_id, expected_traversal, new_traversal, action,
+                     template_values, resource_values, **values):
+        """Store a new template version and take over the stack for it.
+
+        One transaction: either the new traversal owns the stack with its
+        template and the rows of added resources, or nothing changed.
+        """
+        with self.writer() as session:
+            stack = session.get(models.Stack, stack_id)
+            tmpl = models.RawTemplate(**template_values)
+            session.add(tmpl)
+            session.flush()
+            existing = {
+                row.name: row.id
+                for row in session.scalars(
+                    sa.select(models.Resource).where(
+                        models.Resource.stack_id == stack_id,
+                        models.Resource.current.is_(True),
+                    )
+                )
+            }
+            self._cas_traversal(
+                session, stack_id, expected_traversal, new_traversal, action,
+                {"raw_template_id": tmpl.id, "prev_raw_template_id": stack.raw_template_id,
+                 **values},
+            )
+            self._add_resources(session, stack_id, tmpl.id, resource_values, existing)
+        self._changed(stack_id, action, "IN_PROGRESS")
+        return tmpl.id
+
+    def get_stack(self, stack_id):
+        with self.reader() as session:
+            stack = session.get(models.Stack, stack_id)
+            if stack is None:
+                raise exceptions.StackNotFound(stack_id)
+            return stack
+
+    def find_stack(self, name_or_id):
+        """By id, else by name among stacks not deleted (newest first)."""
+        with self.reader() as session:
+            stack = session.get(models.Stack, name_or_id)
+            if stack is not None:
+                return stack
+            stack = session.scalars(
+                sa.select(models.Stack)
+                .where(models.Stack.name == name_or_id, models.Stack.deleted_at.is_(None))
+                .order_by(models.Stack.created_at.desc())
+            ).first()
+            if stack is None:
+                raise exceptions.StackNotFound(name_or_id)
+            return stack
+
+    def list_stacks(self, show_nested=False):
+        with self.reader() as session:
+            query = sa.select(models.Stack).where(models.Stack.deleted_at.is_(None))
+            if not show_nested:
+                query = query.where(models.Stack.parent_id.is_(None))
+            return list(session.scalars(query.order_by(models.Stack.created_at)))
+
+    def count_tree_resources(self, root_id, exclude_stack=None):
+        """Current resources of every live stack in the tree rooted at ``root_id``."""
+        with self.reader() as session:
+            query = (
+                sa.select(sa.func.count(models.Resource.id))
+                .join(models.Stack, models.Stack.id == models.Resource.stack_id)
+                .where(models.Stack.root_id == root_id, models.Stack.deleted_at.is_(None),
+                       models.Resource.current.is_(True))
+            )
+            if exclude_stack is not None:
+                query = query.where(models.Stack.id != exclude_stack)
+            return session.scalar(query) or 0
+
+    def list_children(self, stack_id):
+        with self.reader() as session:
+            return list(session.scalars(
+                sa.select(models.Stack).where(models.Stack.parent_id == stack_id)
+                .order_by(models.Stack.created_at)))
+
+    def get_template(self, template_id):
+        with self.reader() as session:
+            return session.get(models.RawTemplate, template_id)
+
+    def begin_traversal(self, stack_id, expected_traversal, new_traversal, action, **values):
+        """Atomically make ``new_traversal`` the stack's current one."""
+        with self.writer() as session:
+            self._cas_traversal(session, stack_id, expected_traversal, new_traversal, action,
+                                values)
+        self._changed(stack_id, action, "IN_PROGRESS")
+
+    @staticmethod
+    def _cas_traversal(session, stack_id, expected_traversal, new_traversal, action, values):
+        result = session.execute(
+            sa.update(models.Stack)
+            .where(
+                models.Stack.id == stack_id,
+                models.Stack.current_traversal == expected_traversal,
+            )
+            .values(
+                **{
+                    "status_reason": "",
+                    **values,
+                    "current_traversal": new_traversal,
+                    "traversal_owner": None,
+                    "cancel_requested": None,
+                    "action": action,
+                    "status": "IN_PROGRESS",
+                    "atomic_key": models.Stack.atomic_key + 1,
+                    "updated_at": models.utcnow(),
+                }
+            )
+        )
+        if result.rowcount != 1:
+            raise exceptions.TraversalSuperseded(stack_id, expected_traversal)
+        session.add(models.Event(stack_id=stack_id, action=action, status="IN_PROGRESS",
+                                 status_reason=values.get("status_reason", ""),
+                                 traversal_id=new_traversal))
+
+    def claim_traversal(self, stack_id, traversal_id, owner):
+        """Make ``owner`` (one run of the traversal) the only one allowed to write.
+
+        A later claim fences an earlier run of the same traversal -- e.g. a
+        conductor that was paused past its ZooKeeper session.
+        """
+        with self.writer() as session:
+            result = session.execute(
+                sa.update(models.Stack)
+                .where(models.Stack.id == stack_id,
+                       models.Stack.current_traversal == traversal_id)
+                .values(traversal_owner=owner, atomic_key=models.Stack.atomic_key + 1)
+            )
+            if result.rowcount != 1:
+                raise exceptions.TraversalSuperseded(stack_id, traversal_id)
+
+    def ownership(self, stack_id):
+        """(current traversal, its owner, pending cancel, disable_rollback)."""
+        with self.reader() as session:
+            row = session.execute(
+                sa.select(models.Stack.current_traversal, models.Stack.traversal_owner,
+                          models.Stack.cancel_requested, models.Stack.disable_rollback)
+                .where(models.Stack.id == stack_id)
+            ).first()
+            if row is None:
+                raise exceptions.StackNotFound(stack_id)
+            return tuple(row)
+
+    def request_cancel(self, stack_id, traversal_id, mode):
+        with self.writer() as session:
+            result = session.execute(
+                sa.update(models.Stack)
+                .where(models.Stack.id == stack_id,
+                       models.Stack.current_traversal == traversal_id,
+                       models.Stack.status == "IN_PROGRESS")
+                .values(cancel_requested=mode, atomic_key=models.Stack.atomic_key + 1)
+            )
+            if result.rowcount != 1:
+                raise exceptions.ActionNotAllowed(
+                    f"stack {stack_id} has no traversal in progress to cancel"
+                )
+        self._changed(stack_id, "CANCEL", mode)
+
+    def set_stack_state(self, stack_id, traversal_id, action, status, reason="", owner=None,
+                        **values):
+        """Write the stack's state only while ``traversal_id`` (and, if given,
+        this run of it) is still current."""
+        conditions = [models.Stack.id == stack_id,
+                      models.Stack.current_traversal == traversal_id]
+        if owner is not None:
+            conditions.append(models.Stack.traversal_owner == owner)
+        with self.writer() as session:
+            result = session.execute(
+                sa.update(models.Stack)
+                .where(*conditions)
+                .values(
+                    action=action,
+                    status=status,
+                    status_reason=reason,
+                    atomic_key=models.Stack.atomic_key + 1,
+                    updated_at=models.utcnow(),
+                    **values,
+                )
+            )
+            if result.rowcount != 1:
+                raise exceptions.TraversalSuperseded(stack_id, traversal_id)
+            session.add(
+                models.Event(
+                    stack_id=stack_id,
+                    action=action,
+                    status=status,
+                    status_reason=reason,
+                    traversal_id=traversal_id,
+                )
+            )
+        self._changed(stack_id, action, status)
+
+    def current_traversal(self, stack_id):
+        with self.reader() as session:
+            value = session.scalar(
+                sa.select(models.Stack.current_traversal).where(models.Stack.id == stack_id)
+            )
+            if value is None:
+                raise exceptions.StackNotFound(stack_id)
+            return value
+
+    # -- resources ----------------------------------------------------------
+
+    def list_resources(self, stack_id, current_only=True):
+        with self.reader() as session:
+            query = sa.select(models.Resource).where(models.Resource.stack_id == stack_id)
+            if current_only:
+                query = query.where(models.Resource.current.is_(True))
+            return list(session.scalars(query.order_by(models.Resource.id)))
+
+    def get_resource(self, resource_id):
+        with self.reader() as session:
+            return session.get(models.Resource, resource_id)
+
+    def list_all_resources(self, stack_id):
+        """Every row of the stack that may still own a physical object."""
+        with self.reader() as session:
+            return list(session.scalars(
+                sa.select(models.Resource)
+                .where(models.Resource.stack_id == stack_id)
+                .order_by(models.Resource.id)
+            ))
+
+    def add_replacement(self, row, holder, template_id, requires, type_name, traversal_id):
+        """A new, not yet current, row (locked by ``holder``) to replace ``row``."""
+        with self.writer() as session:
+            new = models.Resource(
+                stack_id=row.stack_id, name=row.name, type=type_name,
+                template_id=template_id, action="INIT", status="COMPLETE",
+                requires=sorted(requires), needed_by=[], deletion_policy=row.deletion_policy,
+                replaces=row.id, current=False, engine_id=holder,
+                traversal_id=traversal_id,
+            )
+            session.add(new)
+            session.flush()
+            return new
+
+    def swap_current(self, old, new, holder):
+        """Make ``new`` the current version of the resource instead of ``old``.
+
+        Used both ways: a replacement taking over, and a rollback giving the
+        original back.
+
+        One transaction with compare-and-swap on both rows: either the
+        replacement is current and the original waits for cleanup, or
+        nothing changed.
+        """
+        with self.writer() as session:
+            for row, values in ((old, {"current": False, "replaced_by": new.id}),
+                                (new, {"current": True, "replaced_by": None})):
+                result = session.execute(
+                    sa.update(models.Resource)
+                    .where(models.Resource.id == row.id,
+                           models.Resource.atomic_key == row.atomic_key,
+                           models.Resource.engine_id == holder)
+                    .values(atomic_key=row.atomic_key + 1, **values)
+                )
+                if result.rowcount != 1:
+                    raise exceptions.ResourceLocked(row.name, "a newer owner")
+        for row, values in ((old, {"current": False, "replaced_by": new.id}),
+                            (new, {"current": True, "replaced_by": None})):
+            for key, value in values.items():
+                setattr(row, key, value)
+            row.atomic_key += 1
+
+    def set_edges(self, edges):
+        """Rewrite requires/needed_by of current rows: ``{id: (requires, needed_by)}``."""
+        with self.writer() as session:
+            for row_id, (requires, needed_by) in edges.items():
+                session.execute(
+                    sa.update(models.Resource)
+                    .where(models.Resource.id == row_id)
+                    .values(requires=sorted(requires), needed_by=sorted(needed_by))
+                )
+
+    def lock_resource(self, resource_id, holder, may_steal=None):
+        """Take the resource lock for ``holder``; returns the locked row.
+
+        Re-entrant for the same holder. ``may_steal(row)`` decides whether a
+        lock held by somebody else is stale (its run is dead or fenced).
+        """
+        with self.writer() as session:
+            row = session.get(models.Resource, resource_id)
+            if row is None:
+                raise exceptions.ResourceNotFound(None, resource_id)
+            if row.engine_id not in (None, holder) and not (may_steal and may_steal(row)):
+                raise exceptions.ResourceLocked(row.name, row.engine_id)
+            result = session.execute(
+                sa.update(models.Resource)
+                .where(
+                    models.Resource.id == resource_id,
+                    models.Resource.atomic_key == row.atomic_key,
+                )
+                .values(engine_id=holder, atomic_key=row.atomic_key + 1,
+                        updated_at=models.utcnow())
+            )
+            if result.rowcount != 1:
+                raise exceptions.ResourceLocked(row.name, "a concurrent writer")
+            session.refresh(row)
+            return row
+
+    def release_lock(self, resource_id, holder):
+        """Release the lock of ``holder`` on a row, if it still holds it."""
+        with self.writer() as session:
+            session.execute(
+                sa.update(models.Resource)
+                .where(models.Resource.id == resource_id, models.Resource.engine_id == holder)
+                .values(engine_id=None, atomic_key=models.Resource.atomic_key + 1,
+                        updated_at=models.utcnow())
+            )
+
+    def update_resource(self, row, holder, event=None, release=False, **values):
+        """Compare-and-swap write of a locked resource row; returns the new key.
+
+        ``row`` is the caller's last view of the resource; the write happens
+        only if nobody wrote it since (same atomic key, same lock holder).
+        """
+        if release:
+            values["engine_id"] = None
+        values["updated_at"] = models.utcnow()
+        with self.writer() as session:
+            result = session.execute(
+                sa.update(models.Resource)
+                .where(
+                    models.Resource.id == row.id,
+                    models.Resource.atomic_key == row.atomic_key,
+                    models.Resource.engine_id == holder,
+                )
+                .values(atomic_key=row.atomic_key + 1, **values)
+            )
+            if result.rowcount != 1:
+                raise exceptions.ResourceLocked(row.name, "a newer owner")
+            if event is not None:
+                session.add(
+                    models.Event(
+                        stack_id=row.stack_id,
+                        resource_name=row.name,
+                        resource_id=row.id,
+                        physical_id=values.get("physical_id", row.physical_id),
+                        action=values.get("action", row.action),
+                        status=values.get("status", row.status),
+                        status_reason=values.get("status_reason", ""),
+                        traversal_id=values.get("traversal_id", row.traversal_id),
+                        engine_id=event,
+                    )
+                )
+        for key, value in values.items():
+            setattr(row, key, value)
+        row.atomic_key += 1
+        return row
+
+    # -- events -------------------------------------------------------------
+
+    def add_event(self, stack_id, resource_name, action, status, reason, **values):
+        with self.writer() as session:
+            session.add(models.Event(stack_id=stack_id, resource_name=resource_name,
+                                     action=action, status=status, status_reason=reason,
+                                     **values))
+
+    def list_events(self, stack_id):
+        with self.reader() as session:
+            return list(
+                session.scalars(
+                    sa.select(models.Event)
+                    .where(models.Event.stack_id == stack_id)
+                    .order_by(models.Event.id)
+                )
+            )

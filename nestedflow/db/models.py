@@ -1,0 +1,155 @@
+"""SQLAlchemy models of nestedflow's state.
+
+The tables are laid out for convergence from the start:
+
+* ``stacks.current_traversal`` is replaced with a compare-and-swap when a
+  new traversal (create/update/delete/rollback) takes over, so there is no
+  stack-wide lock; ``parent_id``/``root_id``/``owner_resource`` decouple
+  nested stacks from their parent.
+* every ``resources`` row is one *version* of a logical resource, bound to
+  the raw template it was created under, with its ``requires``/``needed_by``
+  edges: the dependency graph of every template version is persisted, so old
+  versions are cleaned up in the order they were created in.
+* ``resources.engine_id`` + ``resources.atomic_key`` are the resource lock:
+  every write is ``UPDATE ... WHERE atomic_key = :seen`` so two traversals
+  (or a paused and a live conductor) can never both act on one resource.
+* ``physical_objects`` is the shared "cloud" the test resource types create
+  objects in; its unique ``create_key`` makes a re-run create a no-op.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.orm import DeclarativeBase
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
+# MySQL's DATETIME drops fractions unless asked; event ordering needs them.
+Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+# Templates and attribute data can be large; MySQL's JSON is LONGTEXT already.
+Json = sa.JSON().with_variant(mysql.JSON(), "mysql", "mariadb")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class RawTemplate(Base):
+    __tablename__ = "raw_templates"
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    template = sa.Column(Json, nullable=False)
+    files = sa.Column(Json, nullable=False, default=dict)
+    environment = sa.Column(Json, nullable=False, default=dict)
+    parameters = sa.Column(Json, nullable=False, default=dict)
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+
+
+class Stack(Base):
+    __tablename__ = "stacks"
+    __table_args__ = (
+        sa.Index("ix_stacks_name", "name"),
+        sa.Index("ix_stacks_parent_id", "parent_id"),
+        sa.Index("ix_stacks_root_id", "root_id"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    raw_template_id = sa.Column(sa.Integer, sa.ForeignKey("raw_templates.id"), nullable=False)
+    prev_raw_template_id = sa.Column(sa.Integer, sa.ForeignKey("raw_templates.id"))
+    action = sa.Column(sa.String(16), nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=False, default="")
+    current_traversal = sa.Column(sa.String(36), nullable=False)
+    # The run (job claim) of the current traversal allowed to write: a
+    # conductor that lost its claim while paused is fenced off by this.
+    traversal_owner = sa.Column(sa.String(64))
+    #: "rollback" or "stop" while a cancel of the current traversal is pending.
+    cancel_requested = sa.Column(sa.String(16))
+    # Bumped on every state write: a writer that read an older value lost.
+    atomic_key = sa.Column(sa.Integer, nullable=False, default=0)
+    disable_rollback = sa.Column(sa.Boolean, nullable=False, default=False)
+    timeout = sa.Column(sa.Integer)
+    outputs = sa.Column(Json)
+    parent_id = sa.Column(sa.String(36))
+    root_id = sa.Column(sa.String(36))
+    owner_resource = sa.Column(sa.String(255))
+    nested_depth = sa.Column(sa.Integer, nullable=False, default=0)
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+    updated_at = sa.Column(Timestamp)
+    deleted_at = sa.Column(Timestamp)
+
+
+class Resource(Base):
+    __tablename__ = "resources"
+    __table_args__ = (
+        sa.Index("ix_resources_stack_id_name", "stack_id", "name"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    stack_id = sa.Column(sa.String(36), sa.ForeignKey("stacks.id"), nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    type = sa.Column(sa.String(255), nullable=False)
+    # The template version this row belongs to; its edges are that version's.
+    template_id = sa.Column(sa.Integer, sa.ForeignKey("raw_templates.id"), nullable=False)
+    action = sa.Column(sa.String(16), nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=False, default="")
+    physical_id = sa.Column(sa.String(255))
+    properties_data = sa.Column(Json)
+    attr_data = sa.Column(Json)
+    requires = sa.Column(Json, nullable=False, default=list)
+    needed_by = sa.Column(Json, nullable=False, default=list)
+    deletion_policy = sa.Column(sa.String(16), nullable=False, default="Delete")
+    replaces = sa.Column(sa.Integer)
+    replaced_by = sa.Column(sa.Integer)
+    current = sa.Column(sa.Boolean, nullable=False, default=True)
+    # The resource lock: holder and compare-and-swap key.
+    engine_id = sa.Column(sa.String(128))
+    atomic_key = sa.Column(sa.Integer, nullable=False, default=0)
+    traversal_id = sa.Column(sa.String(36))
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+    updated_at = sa.Column(Timestamp)
+
+
+class Event(Base):
+    __tablename__ = "events"
+    __table_args__ = (sa.Index("ix_events_stack_id", "stack_id"),)
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    resource_name = sa.Column(sa.String(255))
+    resource_id = sa.Column(sa.Integer)
+    physical_id = sa.Column(sa.String(255))
+    action = sa.Column(sa.String(16), nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=False, default="")
+    traversal_id = sa.Column(sa.String(36))
+    # Which engine / conductor performed the action.
+    engine_id = sa.Column(sa.String(128))
+    timestamp = sa.Column(Timestamp, nullable=False, default=utcnow)
+
+
+class PhysicalObject(Base):
+    __tablename__ = "physical_objects"
+    __table_args__ = (
+        sa.UniqueConstraint("create_key", name="uq_physical_objects_create_key"),
+        sa.Index("ix_physical_objects_stack_id", "stack_id"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    create_key = sa.Column(sa.String(255), nullable=False)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    resource_id = sa.Column(sa.Integer)
+    resource_name = sa.Column(sa.String(255), nullable=False)
+    type = sa.Column(sa.String(255), nullable=False)
+    properties = sa.Column(Json, nullable=False)
+    data = sa.Column(Json)
+    state = sa.Column(sa.String(16), nullable=False, default="ACTIVE")
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+    updated_at = sa.Column(Timestamp)
+    deleted_at = sa.Column(Timestamp)

@@ -1,0 +1,217 @@
+"""Distributed dispatch: every traversal becomes a job on a ZooKeeper jobboard.
+
+``zookeeper://HOST:PORT[,HOST:PORT...]/ROOT`` names one deployment. Under
+its root path::
+
+    ROOT/jobs/job0000000042          a posted traversal (TaskFlow job)
+    ROOT/jobs/job0000000042.lock     its claim (ephemeral, owned by a conductor)
+    ROOT/.trash/job0000000042        a refused job, with the reason
+    ROOT/conductors/NAME             a live conductor (ephemeral)
+    ROOT/runs/OWNER                  a live run of a claimed job (ephemeral)
+
+TaskFlow's board derives its trash path by replacing the last path
+component, so boards under sibling paths would share one trash folder;
+:class:`Board` pins every folder under the deployment's own root instead.
+
+A job carries no secrets and no code: the name of a flow factory from
+:data:`nestedflow.flows.factories.ALLOWED`, its JSON arguments, and the
+uuid of the flow detail (in the stack's logbook) that records them in
+TaskFlow's own format. The database URL and plugins come from the
+conductor's configuration.
+"""
+
+import contextlib
+import logging
+import threading
+import time
+import urllib.parse
+import uuid
+
+from kazoo import client as kazoo_client
+from kazoo.protocol import paths as k_paths
+from oslo_serialization import jsonutils
+from taskflow.jobs.backends import impl_zookeeper
+from taskflow.persistence import models as tf_models
+
+from nestedflow import exceptions
+from nestedflow.dispatch import base
+from nestedflow.flows import factories, runner
+
+LOG = logging.getLogger(__name__)
+
+SCHEME = "zookeeper"
+DEFAULT_ROOT = "/nestedflow"
+FACTORY = factories.__name__ + ".stack_traversal"
+#: Keys a stack-traversal job's ``kwargs`` must have, and nothing else.
+TRAVERSAL_KWARGS = ("stack_id", "traversal_id", "action")
+
+JOBS = "jobs"
+TRASH = ".trash"
+CONDUCTORS = "conductors"
+RUNS = "runs"
+
+
+class JobboardURL:
+    """A parsed ``zookeeper://hosts/root`` URL."""
+
+    def __init__(self, url):
+        parts = urllib.parse.urlsplit(url or "")
+        if parts.scheme != SCHEME or not parts.netloc:
+            raise exceptions.NestedflowError(
+                f"jobboard URL {url!r}: expected zookeeper://HOST:PORT[,HOST:PORT...]/ROOT")
+        self.hosts = parts.netloc
+        root = parts.path.rstrip("/") or DEFAULT_ROOT
+        if not k_paths.isabs(root) or "//" in root or any(
+                segment in (".", "..") for segment in root.split("/")):
+            raise exceptions.NestedflowError(f"jobboard URL {url!r}: bad root path {root!r}")
+        self.root = root
+        self.url = url
+
+    def path(self, *parts):
+        return k_paths.join(self.root, *parts)
+
+    def __str__(self):
+        return f"{SCHEME}://{self.hosts}{self.root}"
+
+
+def make_client(url, session_timeout=10.0, logger=None):
+    """A kazoo client for the deployment (not started)."""
+    kwargs = {"logger": logger} if logger is not None else {}
+    return kazoo_client.KazooClient(hosts=url.hosts, timeout=float(session_timeout), **kwargs)
+
+
+class Board(impl_zookeeper.ZookeeperJobBoard):
+    """TaskFlow's ZooKeeper board with every folder under the deployment root."""
+
+    def __init__(self, name, url, client, persistence=None, emit_notifications=True):
+        super().__init__(name, {"path": url.path(JOBS), "check_compatible": True},
+                         client=client, persistence=persistence,
+                         emit_notifications=emit_notifications)
+        self._trash_path = url.path(TRASH)
+        self._entity_path = url.path(".entities")
+
+
+def job_details(stack_id, traversal_id, action, flow_uuid, posted_by):
+    return {
+        "factory": FACTORY,
+        "kwargs": {"stack_id": stack_id, "traversal_id": traversal_id, "action": action},
+        "flow_uuid": flow_uuid,
+        "posted_by": posted_by,
+        "posted_at": time.time(),
+        "attempts": 0,
+    }
+
+
+def refusal(details):
+    """Why a conductor must not run a job with ``details`` (None: it may).
+
+    Only strings are compared: nothing a job names is imported or called
+    before it passes this check.
+    """
+    if not isinstance(details, dict):
+        return "job details are not a JSON object"
+    name = details.get("factory")
+    if not isinstance(name, str) or name not in factories.ALLOWED:
+        return f"flow factory {name!r} is not in nestedflow's allow-list"
+    kwargs = details.get("kwargs")
+    if not isinstance(kwargs, dict) or sorted(kwargs) != sorted(TRAVERSAL_KWARGS) or not all(
+            isinstance(value, str) and value for value in kwargs.values()):
+        return f"arguments {kwargs!r} are not {', '.join(TRAVERSAL_KWARGS)} strings"
+    if kwargs["action"] not in factories.ACTIONS:
+        return f"unknown traversal action {kwargs['action']!r}"
+    return None
+
+
+def post_flow_detail(backend, stack_id, traversal_id, action):
+    """Record the traversal in the stack's logbook the way TaskFlow records a
+    factory-built flow; each run resumes from the latest detail of it."""
+    kwargs = {"stack_id": stack_id, "traversal_id": traversal_id, "action": action}
+    detail = tf_models.FlowDetail(f"{action.lower()} {stack_id}", uuid=str(uuid.uuid4()))
+    detail.meta = runner.flow_meta(FACTORY, kwargs, run=0, owner=None)
+    book = runner.logbook_for(backend, stack_id)
+    book.add(detail)
+    with contextlib.closing(backend.get_connection()) as conn:
+        conn.save_logbook(book)
+    return detail
+
+
+class JobboardDispatcher(base.Dispatcher):
+    """Posts each traversal as a job; conductors run it."""
+
+    runs_in_process = False
+
+    def __init__(self, url, db, backend, poster, connect_timeout=10.0):
+        self.url = JobboardURL(url)
+        self._db = db
+        self._backend = backend
+        self._poster = poster
+        self._connect_timeout = connect_timeout
+        self._lock = threading.Lock()
+        self._client = None
+        self._board = None
+        self._closed = False
+
+    def _connected_board(self):
+        with self._lock:
+            if self._closed:
+                raise exceptions.NestedflowError("engine is closed")
+            if self._board is None:
+                client = make_client(self.url)
+                board = Board(f"poster-{self._poster}", self.url, client,
+                              emit_notifications=False)
+                try:
+                    board.connect(timeout=self._connect_timeout)
+                except Exception:
+                    with contextlib.suppress(Exception):
+                        client.stop()
+                        client.close()
+                    raise
+                self._client, self._board = client, board
+            return self._board
+
+    def dispatch(self, stack_id, traversal_id, action):
+        try:
+            board = self._connected_board()
+            detail = post_flow_detail(self._backend, stack_id, traversal_id, action)
+            details = job_details(stack_id, traversal_id, action, detail.uuid, self._poster)
+            book = tf_models.LogBook(f"stack-{stack_id}", uuid=stack_id)
+            job = board.post(f"{action.lower()} {stack_id}", book=book, details=details)
+        except Exception as error:
+            # Nobody would ever run this traversal: say so on the stack
+            # rather than leave it IN_PROGRESS for ever.
+            reason = f"Stack {action} could not be posted to {self.url}: {error}"
+            LOG.error("stack %s: %s", stack_id, reason)
+            with contextlib.suppress(exceptions.NestedflowError):
+                self._db.set_stack_state(stack_id, traversal_id, action, "FAILED", reason)
+            raise exceptions.NestedflowError(reason) from error
+        LOG.info("stack %s: posted %s traversal %s as job %s", stack_id, action,
+                 traversal_id, job.uuid)
+
+    def add_done_callback(self, callback):
+        """Traversals end in conductors; Engine.wait polls the database."""
+
+    def close(self):
+        with self._lock:
+            self._closed = True
+            board, client = self._board, self._client
+            self._board = self._client = None
+        if board is not None:
+            board.close()
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.stop()
+                client.close()
+
+
+def read_job(client, path):
+    """(data dict, stat) of a job node; (None, None) once it is gone."""
+    from kazoo import exceptions as k_exc
+
+    try:
+        raw, stat = client.get(path)
+    except k_exc.NoNodeError:
+        return None, None
+    try:
+        return jsonutils.loads(raw), stat
+    except ValueError:
+        return {}, stat

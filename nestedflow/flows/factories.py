@@ -1,0 +1,175 @@
+"""Flow factories: the only callables a job may name.
+
+A job stores the factory's dotted name and JSON arguments; a conductor
+rebuilds the flow by calling it. :data:`ALLOWED` is the allow-list: a
+conductor must refuse any other name without importing it.
+
+Every flow is built from persisted state -- resource rows with the edges of
+the template version each was created under -- never from a graph held in
+memory, so a run resumed elsewhere builds the same flow.
+"""
+
+from taskflow.patterns import graph_flow
+
+from nestedflow import exceptions
+from nestedflow.flows import runtime, tasks
+from nestedflow.stacks.definition import StackDefinition
+
+ALLOWED = frozenset({__name__ + ".stack_traversal"})
+
+#: ROLLBACK is the convergence pass of a rollback whose revert could not
+#: restore the previous template by itself: an update to it.
+ACTIONS = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "ROLLBACK")
+
+
+def check_allowed(factory_name):
+    if factory_name not in ALLOWED:
+        raise exceptions.FlowFactoryNotAllowed(factory_name)
+
+
+def stack_traversal(stack_id, traversal_id, action):
+    """The graph flow of one traversal of one stack."""
+    if action not in ACTIONS:
+        raise exceptions.NestedflowError(f"unsupported traversal action {action!r}")
+    rt = runtime.current()
+    stack = rt.db.get_stack(stack_id)
+    definition = None
+    if action in ("CREATE", "UPDATE", "ROLLBACK"):
+        definition = load_definition(rt, stack, stack.raw_template_id)
+    scope = tasks.TraversalScope(rt, stack, traversal_id, action, definition,
+                                 owner=runtime.current_owner())
+    build = {
+        "CREATE": _create_tasks,
+        "UPDATE": _update_tasks,
+        "ROLLBACK": _update_tasks,
+        "DELETE": _delete_tasks,
+    }.get(action, _action_tasks)
+    resource_tasks, final_requires = build(scope, rt.db.list_all_resources(stack_id))
+    flow = graph_flow.Flow(f"{action.lower()} {stack.name}")
+    # Adding every node in one call lets TaskFlow derive the edges from the
+    # requires/provides symbols in a single pass.
+    flow.add(
+        tasks.BeginTraversal(scope),
+        *resource_tasks,
+        tasks.CompleteTraversal(scope, final_requires),
+    )
+    return flow
+
+
+def load_definition(rt, stack, template_id):
+    raw = rt.db.get_template(template_id)
+    return StackDefinition.load(
+        raw.template,
+        files=raw.files,
+        environment=raw.environment,
+        params=raw.parameters,
+        registry=rt.registry,
+        stack_id=stack.id,
+        stack_name=stack.name,
+        validate=False,
+    )
+
+
+def _symbols(names):
+    return [tasks.SYMBOL.format(name) for name in names]
+
+
+def _create_tasks(scope, rows):
+    rows = [row for row in rows if row.current]
+    names_by_id = {row.id: row.name for row in rows}
+    created = [
+        tasks.CreateResource(scope, row, [names_by_id[i] for i in row.requires if i in names_by_id])
+        for row in rows
+    ]
+    return created, _symbols(names_by_id.values())
+
+
+def _update_tasks(scope, rows):
+    definition = scope.definition
+    dependencies = definition.dependencies()
+    current = {row.name: row for row in rows if row.current}
+    converge = [
+        tasks.ConvergeResource(scope, current[name], sorted(dependencies.get(name, ())))
+        for name in definition.resources
+    ]
+    # Cleanup starts once every resource has converged (dependents then use
+    # the replacements), and follows each old row's own graph.
+    updated = _symbols(definition.resources)
+    cleanup_rows = [row for row in rows if not row.current or row.name not in definition.resources]
+    maybe_replaced = [current[name] for name in definition.resources]
+    cleanup = _cleanup_tasks(scope, cleanup_rows, maybe_replaced, after=updated)
+    final = updated + [task.provides_symbol for task in cleanup]
+    return converge + cleanup, final
+
+
+def _cleanup_tasks(scope, doomed, maybe_replaced, after=()):
+    # Old versions already deleted need no task; a current row does even if
+    # it has no object yet (an older traversal may be creating it right now,
+    # and an update must drop it from the stack), and so does a locked one.
+    candidates = [row for row in doomed
+                  if row.current or row.engine_id or not tasks.is_gone(row)]
+    candidates += list(maybe_replaced)
+    present = {row.id for row in candidates}
+    edges = _acyclic_edges(candidates, present)
+    built = []
+    for row in candidates:
+        cls = tasks.CleanupReplaced if row in maybe_replaced else tasks.DeleteResource
+        built.append(cls(scope, row, edges[row.id], after=after))
+    return built
+
+
+def _acyclic_edges(rows, present):
+    """Cleanup edges among ``rows`` (``{id: [ids deleted before it]}``).
+
+    Each row brings the graph of the template it was created (or last
+    converged) under; versions may disagree about order. Edges between rows
+    of one version are kept first, then the others that do not close a
+    cycle, so the graph flow can always be built.
+    """
+    by_id = {row.id: row for row in rows}
+    # needed_by is the graph recorded when the row's template settled; a
+    # replacement made by a traversal that never settled only has requires.
+    wanted = set()
+    for row in rows:
+        wanted.update((row.id, i) for i in row.needed_by if i in present and i != row.id)
+        wanted.update((i, row.id) for i in row.requires if i in present and i != row.id)
+    edges = {row.id: set() for row in rows}
+    same_version_first = sorted(
+        wanted, key=lambda e: (by_id[e[0]].template_id != by_id[e[1]].template_id, e))
+    for source, target in same_version_first:
+        if not _reaches(edges, target, source):
+            edges[source].add(target)
+    return {i: sorted(targets) for i, targets in edges.items()}
+
+
+def _reaches(edges, start, goal):
+    seen, todo = set(), [start]
+    while todo:
+        node = todo.pop()
+        if node == goal:
+            return True
+        if node not in seen:
+            seen.add(node)
+            todo.extend(edges[node])
+    return False
+
+
+def _delete_tasks(scope, rows):
+    deletes = _cleanup_tasks(scope, rows, ())
+    return deletes, [task.provides_symbol for task in deletes]
+
+
+def _action_tasks(scope, rows):
+    rows = [row for row in rows if row.current and not tasks.is_gone(row)]
+    present = {row.id for row in rows}
+    # Suspend dependents before what they depend on; resume and check the
+    # other way round.
+    reverse = scope.action == "SUSPEND"
+    acting = [
+        tasks.ResourceAction(
+            scope, row, scope.action,
+            [i for i in (row.needed_by if reverse else row.requires) if i in present],
+        )
+        for row in rows
+    ]
+    return acting, [task.provides_symbol for task in acting]

@@ -1,0 +1,172 @@
+"""Runs one traversal's flow with TaskFlow's parallel engine.
+
+The embedded engine and conductors both come through here, so a flow
+behaves the same wherever it runs: the flow detail records the factory
+name and arguments (TaskFlow's own resumption data) in a logbook per stack.
+"""
+
+import contextlib
+import logging
+import uuid
+
+import futurist
+import taskflow.engines
+from taskflow import exceptions as tf_exceptions
+from taskflow import states
+from taskflow.persistence import models as tf_models
+
+from nestedflow import exceptions
+from nestedflow.flows import factories, journal, runtime
+
+LOG = logging.getLogger(__name__)
+
+
+#: The dotted name of the factory every traversal's flow comes from (it is
+#: in :data:`factories.ALLOWED`); jobs and flow details record it.
+FACTORY = f"{factories.__name__}.stack_traversal"
+
+
+def logbook_for(backend, stack_id):
+    """The stack's logbook (one per stack; one flow detail per traversal run).
+
+    Loaded without its flow details: those only grow, and adding one to
+    the logbook only needs the logbook itself.
+    """
+    with contextlib.closing(backend.get_connection()) as conn:
+        try:
+            return conn.get_logbook(stack_id, lazy=True)
+        except tf_exceptions.NotFound:
+            book = tf_models.LogBook(f"stack-{stack_id}", uuid=stack_id)
+            return conn.save_logbook(book)
+
+
+def flow_meta(factory_name, kwargs, run, owner):
+    """A flow detail's meta: TaskFlow's own factory record plus which run it is."""
+    return {
+        "factory": {"name": factory_name, "args": [], "kwargs": dict(kwargs)},
+        "traversal_id": kwargs["traversal_id"],
+        "run": run,
+        "owner": owner,
+    }
+
+
+def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, resume=False,
+                  on_engine=None):
+    """Claim the traversal, then build and run its flow; the flow settles the stack.
+
+    ``owner`` identifies this run (a conductor passes its job claim); the
+    claim fences any earlier run of the same traversal.
+
+    ``resume`` (conductors) journals the run in a flow detail of its own
+    that starts from the latest earlier run's progress, fences every
+    journal write on ``owner`` (see :mod:`nestedflow.flows.journal`), and
+    leaves an unexpected error to the caller instead of failing the stack:
+    a conductor retries the job elsewhere, a bounded number of times.
+
+    ``on_engine(engine)`` is called before the engine runs (a conductor
+    keeps it to suspend it); if it returns False the run stops there and
+    the traversal stays claimed by ``owner`` for a later run to resume.
+    """
+    owner = owner or uuid.uuid4().hex
+    try:
+        rt.db.claim_traversal(stack_id, traversal_id, owner)
+    except exceptions.NestedflowError as error:
+        LOG.info("stack %s traversal %s not started: %s", stack_id, traversal_id, error)
+        return
+    rt.started(owner)
+    executor = futurist.ThreadPoolExecutor(max_workers=rt.max_workers)
+    kwargs = {"stack_id": stack_id, "traversal_id": traversal_id, "action": action}
+    try:
+        with runtime.installed(rt, owner):
+            if resume:
+                engine = _resumed_engine(rt, backend, kwargs, owner, executor)
+            else:
+                engine = taskflow.engines.load_from_factory(
+                    factories.stack_traversal,
+                    factory_kwargs=kwargs,
+                    book=logbook_for(backend, stack_id),
+                    backend=backend,
+                    engine="parallel",
+                    executor=executor,
+                )
+            _announce_rollback(rt, engine, stack_id, traversal_id, owner)
+            if on_engine is not None and on_engine(engine) is False:
+                return
+            engine.run()
+    except Exception as error:
+        # TaskFlow re-raises the task failures after reverting (the flow has
+        # settled the stack then); anything else -- a flow that could not be
+        # built -- must not leave the stack IN_PROGRESS for ever.
+        LOG.info("stack %s traversal %s ended: %s", stack_id, traversal_id, error)
+        if resume:
+            if _unsettled_owner(rt, stack_id, traversal_id, owner):
+                raise
+        else:
+            _settle_if_unsettled(rt, stack_id, traversal_id, owner, error)
+    finally:
+        # Every task has finished once the engine returns; waiting for the
+        # idle pool threads to notice would add up to a second per traversal.
+        executor.shutdown(wait=False)
+        rt.finished(owner)
+        rt.forget(traversal_id)
+
+
+def _resumed_engine(rt, backend, kwargs, owner, executor):
+    stack_id, traversal_id = kwargs["stack_id"], kwargs["traversal_id"]
+    fenced = journal.FencedBackend(
+        backend, journal.owner_fence(rt.db, stack_id, traversal_id, owner))
+    flow = factories.stack_traversal(**kwargs)
+    # Read after our claim: the run we fenced can no longer change it.
+    previous = journal.latest_detail(fenced, stack_id, traversal_id)
+    run = (previous.meta or {}).get("run", 0) + 1 if previous is not None else 1
+    meta = flow_meta(FACTORY, kwargs, run, owner)
+    if previous is not None:
+        meta["resumed_from"] = previous.uuid
+        if run > 1:
+            LOG.info("stack %s traversal %s: run %d resumes run %d (%s)", stack_id,
+                     traversal_id, run, run - 1, previous.state or "not started")
+    detail = journal.copy_forward(fenced, stack_id, previous, f"{flow.name} (run {run})", meta)
+    return taskflow.engines.load(flow, flow_detail=detail, backend=fenced, engine="parallel",
+                                 executor=executor)
+
+
+def _unsettled_owner(rt, stack_id, traversal_id, owner):
+    """Whether ``owner`` still runs the traversal and the stack has not settled."""
+    try:
+        stack = rt.db.get_stack(stack_id)
+    except exceptions.StackNotFound:
+        return False
+    return (stack.current_traversal == traversal_id and stack.traversal_owner == owner
+            and stack.status == "IN_PROGRESS")
+
+
+def _announce_rollback(rt, engine, stack_id, traversal_id, owner):
+    def on_reverting(state, details):
+        stack = rt.db.get_stack(stack_id)
+        if stack.action not in ("CREATE", "UPDATE"):
+            return
+        rollback = (stack.cancel_requested == "rollback" if stack.cancel_requested
+                    else not stack.disable_rollback)
+        if not rollback:
+            return
+        try:
+            rt.db.set_stack_state(stack_id, traversal_id, "ROLLBACK", "IN_PROGRESS",
+                                  f"Stack {stack.action} failed; rolling back", owner=owner)
+        except exceptions.OwnershipLost:
+            pass
+
+    engine.notifier.register(states.REVERTING, on_reverting)
+
+
+def _settle_if_unsettled(rt, stack_id, traversal_id, owner, error):
+    try:
+        stack = rt.db.get_stack(stack_id)
+    except exceptions.StackNotFound:
+        return
+    if stack.current_traversal != traversal_id or stack.status != "IN_PROGRESS":
+        return
+    try:
+        rt.db.set_stack_state(stack_id, traversal_id, stack.action, "FAILED", str(error),
+                              owner=owner)
+    except exceptions.OwnershipLost:
+        pass

@@ -1,0 +1,261 @@
+"""Resources that are stacks: ``OS::Heat::Stack``, template resources, ResourceGroup.
+
+Each child is a stack of its own, created with rollback disabled (the
+parent drives rollback), run as its own traversal, and waited for through
+completion notifications (see :mod:`nestedflow.stacks.children`).
+"""
+
+import abc
+import copy
+import hashlib
+import json
+
+from nestedflow import exceptions
+from nestedflow.resources import base
+from nestedflow.resources.schema import Attribute, Property, Types
+from nestedflow.stacks.children import ChildStacks, NestedStackFailed
+from nestedflow.template import constraints, loader
+
+
+class NestedStackResource(base.Resource):
+    """A resource whose physical object is a child stack (its physical id)."""
+
+    dynamic_attributes = True
+    #: ResourceGroup names members by index: errors read ``resources[2]``.
+    indexed_members = False
+
+    @abc.abstractmethod
+    def child_template(self, properties, files):
+        """(template dict, parameters, files) of the child for ``properties``."""
+
+    @classmethod
+    def fingerprint(cls, properties, files, type_name):
+        """Digest of what the child is built from beyond the properties.
+
+        A template resource's properties do not change when the file it
+        names does; the engine compares this too to decide on an update.
+        """
+        return None
+
+    def _children(self):
+        return self.context.children
+
+    def _run(self, call, *args):
+        try:
+            return call(*args)
+        except NestedStackFailed as failure:
+            failure.indexed = self.indexed_members
+            raise
+
+    def create(self):
+        children = self._children()
+        files = children.parent_files()
+        template, parameters, child_files = self.child_template(self.properties, files)
+        self.context.physical_id = ChildStacks.child_id(self.context.create_key)
+        self._run(children.create, self.name, self.context.create_key, template, parameters,
+                  child_files)
+        return self.context.physical_id
+
+    def update(self, new_properties, old_properties):
+        children = self._children()
+        files = children.parent_files()
+        template, parameters, child_files = self.child_template(new_properties, files)
+        self._run(children.update, self.physical_id, template, parameters, child_files)
+        self.properties = new_properties
+
+    def delete(self):
+        child_id = self.physical_id or ChildStacks.child_id(self.context.create_key)
+        self._run(self._children().delete, child_id)
+
+    def check(self):
+        child = self._children().get(self.physical_id) if self.physical_id else None
+        if child is None or child.deleted_at is not None:
+            raise exceptions.PhysicalObjectMissing(self.name, self.physical_id)
+        self._run(self._children().act, self.physical_id, "CHECK")
+
+    def suspend(self):
+        self._run(self._children().act, self.physical_id, "SUSPEND")
+
+    def resume(self):
+        self._run(self._children().act, self.physical_id, "RESUME")
+
+    def outputs(self):
+        child = self._children().get(self.physical_id) if self.physical_id else None
+        return dict(child.outputs or {}) if child is not None else {}
+
+    def get_attribute(self, name):
+        outputs = self.outputs()
+        if name == "outputs":
+            return outputs
+        if name.startswith("outputs."):
+            return outputs.get(name[len("outputs."):])
+        return outputs.get(name)
+
+
+def _digest(value):
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class StackResource(NestedStackResource):
+    """``OS::Heat::Stack``: a child stack from an inline template."""
+
+    properties_schema = {
+        "template": Property(Types.ANY, "The child template (a map or YAML text).",
+                             required=True, update_allowed=True),
+        "parameters": Property(Types.MAP, "Parameters of the child stack.",
+                               default={}, update_allowed=True),
+        "timeout": Property(Types.NUMBER, "Child stack timeout in minutes.",
+                            update_allowed=True),
+    }
+    attributes_schema = {"outputs": Attribute("The child stack's outputs (a map).")}
+
+    def child_template(self, properties, files):
+        template = properties["template"]
+        if isinstance(template, str):
+            template = loader.load(template)
+        return template, dict(properties.get("parameters") or {}), files
+
+
+class TemplateResource(NestedStackResource):
+    """``type: child.yaml``: the file is the child template, properties its parameters."""
+
+    properties_schema = None
+
+    def child_template(self, properties, files):
+        name = self.context.type_name
+        if name not in files:
+            raise exceptions.StackValidationFailed(
+                f"template {name!r} is not in the files map", path=f"resources.{self.name}.type")
+        params = {k: v for k, v in properties.items() if v is not None}
+        return loader.load(files[name]), params, files
+
+    @classmethod
+    def fingerprint(cls, properties, files, type_name):
+        return _digest(files.get(type_name))
+
+
+class ResourceGroup(NestedStackResource):
+    """``OS::Heat::ResourceGroup``: ``count`` copies of ``resource_def`` in a child stack."""
+
+    indexed_members = True
+    properties_schema = {
+        "count": Property(Types.INTEGER, "Number of members.", default=1, update_allowed=True,
+                          constraints=[constraints.Range(0, 1000)]),
+        "index_var": Property(Types.STRING, "Replaced by each member's index.",
+                              default="%index%"),
+        "resource_def": Property(
+            Types.MAP, "The member definition.", required=True, update_allowed=True,
+            schema={
+                "type": Property(Types.STRING, required=True),
+                "properties": Property(Types.MAP, default={}),
+                "metadata": Property(Types.MAP, default={}),
+            }),
+        "removal_policies": Property(
+            Types.LIST, "Members to remove first (and never reuse), by name.",
+            default=[], update_allowed=True,
+            schema=Property(Types.MAP, schema={"resource_list": Property(Types.LIST)})),
+    }
+    attributes_schema = {
+        "refs": Attribute("The members' reference ids, in index order."),
+        "refs_map": Attribute("Member name -> reference id."),
+        "attributes": Attribute("Attribute name -> {member: value}."),
+        "removed_rsrc_list": Attribute("Members removed by removal_policies."),
+    }
+
+    def _removed(self, properties):
+        removed = set(self.context.data.get("removed") or [])
+        for policy in properties.get("removal_policies") or []:
+            removed.update(str(name) for name in policy.get("resource_list") or [])
+        return removed
+
+    def members(self, properties):
+        removed = self._removed(properties)
+        names, index = [], 0
+        while len(names) < properties.get("count", 1):
+            if str(index) not in removed:
+                names.append(str(index))
+            index += 1
+        self.context.data["removed"] = sorted(removed, key=_index_order)
+        return names
+
+    def child_template(self, properties, files):
+        definition = properties["resource_def"]
+        index_var = properties.get("index_var") or "%index%"
+        members = self.members(properties)
+        member_attributes = self._member_attributes(definition["type"], files)
+        resources, outputs = {}, {}
+        for name in members:
+            member = {"type": definition["type"],
+                      "properties": _substitute(definition.get("properties") or {},
+                                                index_var, name)}
+            if definition.get("metadata"):
+                member["metadata"] = _substitute(definition["metadata"], index_var, name)
+            resources[name] = member
+            outputs[f"ref.{name}"] = {"value": {"get_resource": name}}
+            for attr in member_attributes:
+                outputs[f"attr.{name}.{attr}"] = {"value": {"get_attr": [name, attr]}}
+        template = {"heat_template_version": "2021-04-16", "resources": resources,
+                    "outputs": outputs}
+        return template, {}, files
+
+    def _member_attributes(self, type_name, files):
+        if type_name in files:
+            return sorted(loader.load(files[type_name]).get("outputs") or {})
+        plugin = self.context.children.registry.get(type_name)
+        return sorted(plugin.attributes_schema or {})
+
+    @classmethod
+    def fingerprint(cls, properties, files, type_name):
+        member = (properties.get("resource_def") or {}).get("type")
+        return _digest(files.get(member)) if member in (files or {}) else None
+
+    @classmethod
+    def validate_nested(cls, properties, type_lookup, path):
+        """The member type must exist (and a member template must validate)."""
+        definition = properties.get("resource_def") or {}
+        member_type = definition.get("type")
+        if isinstance(member_type, str):
+            try:
+                type_lookup(member_type)
+            except exceptions.UnknownResourceType as error:
+                raise exceptions.UnknownResourceType(
+                    member_type, path=f"{path}.resource_def.type") from error
+
+    def get_attribute(self, name):
+        outputs = self.outputs()
+        members = sorted({key.split(".")[1] for key in outputs if key.startswith("ref.")},
+                         key=_index_order)
+        if name == "refs":
+            return [outputs.get(f"ref.{m}") for m in members]
+        if name == "refs_map":
+            return {m: outputs.get(f"ref.{m}") for m in members}
+        if name == "removed_rsrc_list":
+            return list(self.context.data.get("removed") or [])
+        if name == "attributes":
+            attrs = {}
+            for key, value in outputs.items():
+                if key.startswith("attr."):
+                    _, member, attr = key.split(".", 2)
+                    attrs.setdefault(attr, {})[member] = value
+            return attrs
+        if name.startswith("resource."):
+            _, member, *rest = name.split(".", 2)
+            if not rest:
+                return outputs.get(f"ref.{member}")
+            return outputs.get(f"attr.{member}.{rest[0]}")
+        return [outputs.get(f"attr.{m}.{name}") for m in members]
+
+
+def _index_order(name):
+    return (0, int(name)) if str(name).isdigit() else (1, str(name))
+
+
+def _substitute(snippet, index_var, index):
+    """Replace ``%index%`` in every string of the member definition."""
+    if isinstance(snippet, str):
+        return snippet.replace(index_var, index)
+    if isinstance(snippet, list):
+        return [_substitute(item, index_var, index) for item in snippet]
+    if isinstance(snippet, dict):
+        return {key: _substitute(value, index_var, index) for key, value in snippet.items()}
+    return copy.deepcopy(snippet)

@@ -1,0 +1,117 @@
+"""The shared store of physical objects the built-in test resource types create.
+
+It stands in for a cloud API: a table every process sees, so a test (or a
+person) can count what is live and catch leaks and duplicates. Creation is
+keyed on the resource and its traversal, so a task re-run after a crash
+finds the object its first run made instead of making a second one.
+
+Every change can also be *fenced* on the resource lock, as a cloud API
+taking a fencing token would: ``fence=(resource_id, holder)`` lets the
+change happen only while ``holder`` (``traversal/owner``; or any run of the
+traversal when it ends with ``/``) holds the resource's lock, checked under
+a row lock in the same transaction. A conductor that was
+paused mid-action while another traversal took the resource over (its
+session expired, so it was presumed dead) then cannot create an object
+nobody will delete, nor undo what the newer traversal did.
+"""
+
+import uuid
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from nestedflow import exceptions
+from nestedflow.db import models
+
+
+class PhysicalStore:
+    def __init__(self, database):
+        self._db = database
+
+    def create(self, create_key, *, stack_id, resource_id, resource_name, type_name,
+               properties, data=None, fence=None):
+        """Create an object once per ``create_key``; returns the object row."""
+        row = models.PhysicalObject(
+            id=str(uuid.uuid4()),
+            create_key=create_key,
+            stack_id=stack_id,
+            resource_id=resource_id,
+            resource_name=resource_name,
+            type=type_name,
+            properties=properties,
+            data=data,
+        )
+        try:
+            with self._db.writer() as session:
+                _check_fence(session, fence, resource_name)
+                session.add(row)
+            return row
+        except db_exc.DBDuplicateEntry:
+            return self.find_by_key(create_key)
+
+    def find_by_key(self, create_key):
+        with self._db.reader() as session:
+            return session.scalars(
+                sa.select(models.PhysicalObject).where(
+                    models.PhysicalObject.create_key == create_key
+                )
+            ).one_or_none()
+
+    def get(self, physical_id):
+        """The live object, or None if it never existed or was deleted."""
+        with self._db.reader() as session:
+            row = session.get(models.PhysicalObject, physical_id)
+            if row is None or row.deleted_at is not None:
+                return None
+            return row
+
+    def update(self, physical_id, resource_name, fence=None, **values):
+        values["updated_at"] = models.utcnow()
+        with self._db.writer() as session:
+            _check_fence(session, fence, resource_name)
+            result = session.execute(
+                sa.update(models.PhysicalObject)
+                .where(
+                    models.PhysicalObject.id == physical_id,
+                    models.PhysicalObject.deleted_at.is_(None),
+                )
+                .values(**values)
+            )
+            if result.rowcount != 1:
+                raise exceptions.PhysicalObjectMissing(resource_name, physical_id)
+
+    def delete(self, physical_id, fence=None, resource_name=None):
+        """Idempotent: deleting what is already gone is not an error."""
+        with self._db.writer() as session:
+            _check_fence(session, fence, resource_name or physical_id)
+            session.execute(
+                sa.update(models.PhysicalObject)
+                .where(
+                    models.PhysicalObject.id == physical_id,
+                    models.PhysicalObject.deleted_at.is_(None),
+                )
+                .values(deleted_at=models.utcnow())
+            )
+
+    def live(self, stack_id=None):
+        with self._db.reader() as session:
+            query = sa.select(models.PhysicalObject).where(
+                models.PhysicalObject.deleted_at.is_(None)
+            )
+            if stack_id is not None:
+                query = query.where(models.PhysicalObject.stack_id == stack_id)
+            return list(session.scalars(query.order_by(models.PhysicalObject.created_at)))
+
+
+def _check_fence(session, fence, resource_name):
+    if fence is None:
+        return
+    resource_id, token = fence
+    holder = session.execute(
+        sa.select(models.Resource.engine_id)
+        .where(models.Resource.id == resource_id)
+        .with_for_update()
+    ).scalar_one_or_none() or ""
+    held = holder.startswith(token) if token.endswith("/") else holder == token
+    if not held:
+        raise exceptions.ResourceLocked(resource_name, holder or "nobody")

@@ -1,0 +1,640 @@
+"""The command line against a fake engine: parsing, rendering, exit codes.
+
+The fake stands in for ``nestedflow.engine.service.Engine`` (injected by
+replacing ``cli.make_engine``); end-to-end runs against the real engine live
+elsewhere.
+"""
+
+import datetime
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from nestedflow import exceptions
+from nestedflow.cmd import cli, output, progress
+
+# -- fakes -------------------------------------------------------------------
+
+
+class FakeStack:
+    def __init__(self, id="s-1", name="web", action="CREATE", status="COMPLETE",
+                 status_reason="Stack CREATE completed successfully", outputs=None,
+                 parent_id=None):
+        self.id = id
+        self.name = name
+        self.action = action
+        self.status = status
+        self.status_reason = status_reason
+        self.outputs = outputs if outputs is not None else {}
+        self.parent_id = parent_id
+        self.created_at = datetime.datetime(2024, 5, 1, 12, 0, 0, 123456)
+        self.updated_at = None
+        self.disable_rollback = False
+
+    def to_dict(self):
+        return {
+            "id": self.id, "name": self.name, "action": self.action,
+            "status": self.status, "status_reason": self.status_reason,
+            "outputs": self.outputs, "parent_id": self.parent_id,
+            "created_at": self.created_at.isoformat(), "updated_at": None,
+            "disable_rollback": self.disable_rollback,
+        }
+
+
+class FakeResource:
+    def __init__(self, name, action="CREATE", status="COMPLETE", type="OS::Heat::None",
+                 physical_id="p-1", status_reason="state changed"):
+        self.name = name
+        self.type = type
+        self.physical_id = physical_id
+        self.action = action
+        self.status = status
+        self.status_reason = status_reason
+        self.properties = {}
+
+    def to_dict(self):
+        return {"name": self.name, "type": self.type, "physical_id": self.physical_id,
+                "action": self.action, "status": self.status,
+                "status_reason": self.status_reason, "properties": self.properties}
+
+
+class FakeEvent:
+    def __init__(self, id, resource_name, action, status, reason):
+        self.id = id
+        self.timestamp = datetime.datetime(2024, 5, 1, 12, 0, id)
+        self.resource_name = resource_name
+        self.action = action
+        self.status = status
+        self.status_reason = reason
+        self.physical_id = None
+
+    def to_dict(self):
+        return {"id": self.id, "timestamp": self.timestamp.isoformat(),
+                "resource_name": self.resource_name, "action": self.action,
+                "status": self.status, "status_reason": self.status_reason,
+                "physical_id": self.physical_id}
+
+
+class FakeEngine:
+    """Records calls; ``final`` is what ``wait`` / later ``get_stack`` answer."""
+
+    def __init__(self, runs_in_process=False, final=None, stacks=None):
+        self.runs_in_process = runs_in_process
+        self.calls = []
+        self.final = final
+        self.stacks = {s.id: s for s in (stacks or [FakeStack()])}
+        self.resources = [FakeResource("a"), FakeResource("b", physical_id="p-2")]
+        self.events = [FakeEvent(1, "a", "CREATE", "COMPLETE", "state changed [ok]")]
+        self.closed = False
+
+    def _started(self, stack_id, action):
+        base = self.stacks[stack_id]
+        return FakeStack(id=base.id, name=base.name, action=action, status="IN_PROGRESS",
+                         status_reason="")
+
+    def get_stack(self, name_or_id):
+        self.calls.append(("get_stack", name_or_id))
+        for s in self.stacks.values():
+            if name_or_id in (s.id, s.name):
+                return s
+        raise exceptions.StackNotFound(name_or_id)
+
+    def create_stack(self, name, template, **kwargs):
+        self.calls.append(("create_stack", name, template, kwargs))
+        started = FakeStack(id="s-new", name=name, status="IN_PROGRESS", status_reason="")
+        self.stacks[started.id] = started
+        return started
+
+    def update_stack(self, stack_id, template, **kwargs):
+        self.calls.append(("update_stack", stack_id, template, kwargs))
+        return self._started(stack_id, "UPDATE")
+
+    def delete_stack(self, stack_id):
+        self.calls.append(("delete_stack", stack_id))
+        return self._started(stack_id, "DELETE")
+
+    def suspend_stack(self, stack_id):
+        self.calls.append(("suspend_stack", stack_id))
+        return self._started(stack_id, "SUSPEND")
+
+    def resume_stack(self, stack_id):
+        self.calls.append(("resume_stack", stack_id))
+        return self._started(stack_id, "RESUME")
+
+    def check_stack(self, stack_id):
+        self.calls.append(("check_stack", stack_id))
+        return self._started(stack_id, "CHECK")
+
+    def cancel_update(self, stack_id, rollback=True):
+        self.calls.append(("cancel_update", stack_id, rollback))
+        return self._started(stack_id, "ROLLBACK" if rollback else "UPDATE")
+
+    def wait(self, stack_id, timeout=None):
+        self.calls.append(("wait", stack_id))
+        return self.final
+
+    def list_stacks(self, show_nested=False):
+        self.calls.append(("list_stacks", show_nested))
+        return list(self.stacks.values())
+
+    def list_resources(self, stack_id, nested_depth=0):
+        self.calls.append(("list_resources", stack_id))
+        return self.resources
+
+    def list_events(self, stack_id, nested_depth=0):
+        self.calls.append(("list_events", stack_id))
+        return self.events
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch):
+    for var in ("NESTEDFLOW_DB_URL", "NESTEDFLOW_JOBBOARD_URL", "NESTEDFLOW_TRANSPORT_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setattr(cli, "DEFAULT_CONFIG_FILE", "/nonexistent/nestedflow.conf")
+
+
+@pytest.fixture
+def engine(monkeypatch):
+    fake = FakeEngine()
+    built = {}
+
+    def factory(**kwargs):
+        built.update(kwargs)
+        return fake
+
+    monkeypatch.setattr(cli, "make_engine", factory)
+    fake.built = built
+    return fake
+
+
+@pytest.fixture
+def template(tmp_path):
+    path = tmp_path / "stack.yaml"
+    path.write_text("heat_template_version: 2018-08-31\nresources: {}\n")
+    return str(path)
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+# -- argument parsing --------------------------------------------------------------
+
+
+def test_parse_create_with_every_flag():
+    args = cli.build_parser().parse_args([
+        "--db-url", "sqlite://", "stack", "create", "web", "-t", "t.yaml",
+        "-P", "a=1", "--parameter", "b=x=y", "-e", "env.yaml",
+        "--disable-rollback", "--timeout", "5", "--wait", "-f", "json",
+    ])
+    assert args.group == "stack" and args.command == "create"
+    assert args.name == "web" and args.template == "t.yaml"
+    assert args.parameters == ["a=1", "b=x=y"]
+    assert args.environment == "env.yaml"
+    assert args.disable_rollback is True and args.timeout == 5 and args.wait is True
+    assert args.format == "json" and args.db_url == "sqlite://"
+
+
+def test_format_before_and_after_subcommand():
+    parser = cli.build_parser()
+    assert parser.parse_args(["stack", "list"]).format == "table"
+    assert parser.parse_args(["-f", "json", "stack", "list"]).format == "json"
+    assert parser.parse_args(["stack", "list", "-f", "json"]).format == "json"
+    assert parser.parse_args(["stack", "show", "x", "--format", "json"]).format == "json"
+
+
+def test_update_rollback_flags():
+    parser = cli.build_parser()
+    base = ["stack", "update", "web", "-t", "t.yaml"]
+    assert parser.parse_args(base).disable_rollback is None
+    assert parser.parse_args(base + ["--rollback"]).disable_rollback is False
+    assert parser.parse_args(base + ["--no-rollback"]).disable_rollback is True
+    assert parser.parse_args(base + ["--existing"]).existing is True
+
+
+def test_cancel_rollback_flag():
+    parser = cli.build_parser()
+    assert parser.parse_args(["stack", "cancel", "web"]).rollback is True
+    assert parser.parse_args(["stack", "cancel", "web", "--no-rollback"]).rollback is False
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["stack"],
+    ["stack", "create", "web"],                        # -t is required
+    ["stack", "bogus"],
+    ["stack", "list", "-f", "yaml"],
+    ["stack", "create", "web", "-t", "t", "--timeout", "0"],
+    ["stack", "create", "web", "-t", "t", "--timeout", "soon"],
+    ["stack", "update", "web", "-t", "t", "--rollback", "--no-rollback"],
+    ["db"],
+])
+def test_usage_errors_exit_2(argv, capsys):
+    assert cli.main(argv) == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_help_exits_0(capsys):
+    assert cli.main(["--help"]) == 0
+    assert "stack" in capsys.readouterr().out
+
+
+def test_parse_parameters():
+    assert cli.parse_parameters(["a=1", "b=x=y", "c=", " d =v"]) == {
+        "a": "1", "b": "x=y", "c": "", "d": "v",
+    }
+    assert cli.parse_parameters(None) == {}
+
+
+@pytest.mark.parametrize("bad", ["novalue", "=1", ""])
+def test_parse_parameters_rejects(bad):
+    with pytest.raises(cli.CommandError, match="expected KEY=VALUE"):
+        cli.parse_parameters([bad])
+
+
+def test_bad_parameter_is_error_line(engine, template):
+    code, out, err = run("stack", "create", "web", "-t", template, "-P", "oops")
+    assert code == 1
+    assert err == "ERROR: invalid parameter 'oops': expected KEY=VALUE\n"
+    assert out == ""
+    assert not any(c[0] == "create_stack" for c in engine.calls)
+
+
+# -- URL resolution -----------------------------------------------------------------
+
+
+def test_urls_flag_beats_env(engine, monkeypatch):
+    monkeypatch.setenv("NESTEDFLOW_DB_URL", "sqlite:///env.db")
+    run("--db-url", "sqlite:///flag.db", "--jobboard-url", "zookeeper://h:2181/x",
+        "stack", "list")
+    assert engine.built["db_url"] == "sqlite:///flag.db"
+    assert engine.built["jobboard_url"] == "zookeeper://h:2181/x"
+
+
+def test_urls_env_then_config(engine, monkeypatch, tmp_path):
+    conf = tmp_path / "nestedflow.conf"
+    conf.write_text("[database]\nconnection = sqlite:///conf.db\n"
+                    "[engine]\ntransport_url = rabbit://guest:guest@127.0.0.1:5672/\n")
+    run("--config-file", str(conf), "stack", "list")
+    assert engine.built["db_url"] == "sqlite:///conf.db"
+    assert engine.built["jobboard_url"] is None
+    assert engine.built["transport_url"] == "rabbit://guest:guest@127.0.0.1:5672/"
+
+    monkeypatch.setenv("NESTEDFLOW_DB_URL", "sqlite:///env.db")
+    run("--config-file", str(conf), "stack", "list")
+    assert engine.built["db_url"] == "sqlite:///env.db"
+
+
+def test_missing_config_file_is_error_line(engine, tmp_path):
+    code, _, err = run("--config-file", str(tmp_path / "nope.conf"), "stack", "list")
+    assert code == 1
+    assert err.startswith("ERROR: ") and err.count("\n") == 1
+
+
+# -- create / update / delete ---------------------------------------------------------
+
+
+def test_create_passes_arguments(engine, template, tmp_path):
+    env = tmp_path / "env.yaml"
+    env.write_text("parameters: {}\n")
+    engine.final = FakeStack(id="s-new", name="web")
+    code, out, err = run("stack", "create", "web", "-t", template, "-P", "a=1", "-e",
+                         str(env), "--disable-rollback", "--timeout", "3", "-f", "json")
+    assert code == 0
+    name, tmpl, kwargs = engine.calls[0][1:]
+    assert (name, tmpl) == ("web", template)
+    assert kwargs == {"parameters": {"a": "1"}, "environment": str(env),
+                      "disable_rollback": True, "timeout": 3}
+    assert engine.closed
+
+
+def test_create_without_wait_on_jobboard_returns_at_once(engine, template):
+    code, out, err = run("stack", "create", "web", "-t", template, "-f", "json")
+    assert code == 0
+    assert json.loads(out)["status"] == "IN_PROGRESS"
+    assert ("wait", "s-new") not in engine.calls
+    assert err == ""
+
+
+def test_create_in_process_waits_even_without_wait(engine, template):
+    engine.runs_in_process = True
+    engine.final = FakeStack(id="s-new", name="web")
+    code, out, err = run("stack", "create", "web", "-t", template, "-f", "json")
+    assert code == 0
+    assert ("wait", "s-new") in engine.calls
+    assert err == cli.IN_PROCESS_NOTICE + "\n"
+    assert json.loads(out)["status"] == "COMPLETE"
+
+
+def test_create_rolled_back_exits_1_with_reason(engine, template):
+    engine.final = FakeStack(id="s-new", name="web", action="ROLLBACK", status="COMPLETE",
+                             status_reason="resources.a: boom")
+    code, out, err = run("stack", "create", "web", "-t", template, "--wait")
+    assert code == 1
+    assert "ROLLBACK" in out
+    assert err == "ERROR: Stack web ROLLBACK_COMPLETE: resources.a: boom\n"
+
+
+def test_create_missing_template(engine, tmp_path):
+    code, out, err = run("stack", "create", "web", "-t", str(tmp_path / "missing.yaml"))
+    assert code == 1
+    assert err == f"ERROR: template file {tmp_path / 'missing.yaml'} not found\n"
+    assert out == ""
+
+
+def test_engine_file_not_found_is_error_line(engine, template, monkeypatch):
+    def create_stack(*a, **kw):
+        raise FileNotFoundError(2, "No such file or directory", "nested.yaml")
+
+    monkeypatch.setattr(engine, "create_stack", create_stack)
+    code, _, err = run("stack", "create", "web", "-t", template)
+    assert (code, err) == (1, "ERROR: No such file or directory: nested.yaml\n")
+
+
+def test_validation_error_is_one_line(engine, template, monkeypatch):
+    def create_stack(*a, **kw):
+        raise exceptions.StackValidationFailed("must be an integer",
+                                               path="resources.web.properties.port")
+
+    monkeypatch.setattr(engine, "create_stack", create_stack)
+    code, out, err = run("stack", "create", "web", "-t", template)
+    assert code == 1
+    assert err == "ERROR: resources.web.properties.port: must be an integer\n"
+    assert "Traceback" not in err
+
+
+def test_update_resolves_name(engine, template):
+    engine.final = FakeStack(action="UPDATE")
+    code, _, _ = run("stack", "update", "web", "-t", template, "--existing", "--no-rollback",
+                     "--wait")
+    assert code == 0
+    call = next(c for c in engine.calls if c[0] == "update_stack")
+    assert call[1] == "s-1"
+    assert call[3] == {"parameters": None, "existing": True, "disable_rollback": True}
+
+
+def test_update_failed_exits_1(engine, template):
+    engine.final = FakeStack(action="UPDATE", status="FAILED", status_reason="bad")
+    code, _, err = run("stack", "update", "s-1", "-t", template, "--wait")
+    assert code == 1
+    assert err == "ERROR: Stack web UPDATE_FAILED: bad\n"
+
+
+def test_delete_prints_deleted(engine):
+    engine.runs_in_process = True
+    engine.final = FakeStack(action="DELETE", status="COMPLETE")
+    code, out, err = run("stack", "delete", "web")
+    assert code == 0
+    assert out == "Stack web deleted\n"
+    assert ("delete_stack", "s-1") in engine.calls
+
+
+def test_delete_json_prints_stack(engine):
+    engine.final = FakeStack(action="DELETE", status="COMPLETE")
+    code, out, _ = run("stack", "delete", "web", "--wait", "-f", "json")
+    assert code == 0
+    assert json.loads(out)["action"] == "DELETE"
+
+
+def test_delete_failed(engine):
+    engine.final = FakeStack(action="DELETE", status="FAILED", status_reason="stuck")
+    code, out, err = run("stack", "delete", "web", "--wait")
+    assert code == 1
+    assert "deleted" not in out
+    assert err == "ERROR: Stack web DELETE_FAILED: stuck\n"
+
+
+@pytest.mark.parametrize("command,method,action", [
+    ("suspend", "suspend_stack", "SUSPEND"),
+    ("resume", "resume_stack", "RESUME"),
+    ("check", "check_stack", "CHECK"),
+])
+def test_simple_actions(engine, command, method, action):
+    engine.final = FakeStack(action=action)
+    code, _, _ = run("stack", command, "web", "--wait")
+    assert code == 0
+    assert (method, "s-1") in engine.calls
+    engine.final = FakeStack(action=action, status="FAILED", status_reason="no")
+    assert run("stack", command, "web", "--wait")[0] == 1
+
+
+def test_cancel(engine):
+    engine.final = FakeStack(action="ROLLBACK")
+    assert run("stack", "cancel", "web", "--wait")[0] == 0
+    assert ("cancel_update", "s-1", True) in engine.calls
+    engine.final = FakeStack(action="UPDATE", status="FAILED", status_reason="cancelled")
+    assert run("stack", "cancel", "web", "--no-rollback", "--wait")[0] == 0
+    assert ("cancel_update", "s-1", False) in engine.calls
+
+
+def test_unknown_stack(engine):
+    code, out, err = run("stack", "show", "nope")
+    assert (code, out, err) == (1, "", "ERROR: Stack nope not found\n")
+
+
+def test_keyboard_interrupt_exits_130(engine, monkeypatch):
+    def boom(**kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "list_stacks", boom)
+    code, _, err = run("stack", "list")
+    assert code == 130
+    assert "Interrupted" in err
+    assert engine.closed
+
+
+def test_unexpected_error_is_not_swallowed(engine, monkeypatch):
+    def boom(**kwargs):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(engine, "list_stacks", boom)
+    with pytest.raises(RuntimeError):
+        run("stack", "list")
+
+
+def test_debug_reraises_user_errors(engine):
+    with pytest.raises(exceptions.StackNotFound):
+        run("--debug", "stack", "show", "nope")
+
+
+# -- read commands and rendering ----------------------------------------------------------
+
+
+def test_list_json(engine):
+    code, out, _ = run("stack", "list", "--show-nested", "-f", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert isinstance(data, list) and data[0]["id"] == "s-1"
+    assert ("list_stacks", True) in engine.calls
+    assert "\x1b" not in out
+
+
+def test_list_table(engine):
+    code, out, _ = run("stack", "list")
+    assert code == 0
+    for text in ("ID", "Name", "Updated", "s-1", "web", "CREATE", "COMPLETE",
+                 "2024-05-01 12:00:00"):
+        assert text in out
+    assert "123456" not in out
+
+
+def test_show_table_with_outputs(engine):
+    engine.stacks["s-1"].outputs = {"url": "http://x", "ports": [80, 443]}
+    code, out, _ = run("stack", "show", "web")
+    assert code == 0
+    assert "status_reason" in out and "Stack CREATE completed successfully" in out
+    assert '"url": "http://x"' in out and "443" in out
+
+
+def test_show_json(engine):
+    code, out, _ = run("-f", "json", "stack", "show", "s-1")
+    assert json.loads(out) == engine.stacks["s-1"].to_dict()
+
+
+def test_resources_table_and_json(engine):
+    code, out, _ = run("stack", "resources", "web")
+    assert code == 0
+    for text in ("Physical ID", "OS::Heat::None", "p-2", "state changed"):
+        assert text in out
+    assert ("list_resources", "s-1") in engine.calls
+    data = json.loads(run("stack", "resources", "web", "-f", "json")[1])
+    assert [r["name"] for r in data] == ["a", "b"]
+
+
+def test_events_table_keeps_brackets(engine):
+    code, out, _ = run("stack", "events", "web")
+    assert code == 0
+    # "[ok]" would vanish if the reason were parsed as rich markup.
+    assert "state changed [ok]" in out
+    assert json.loads(run("stack", "events", "web", "-f", "json")[1])[0]["resource_name"] == "a"
+
+
+def test_outputs(engine):
+    engine.stacks["s-1"].outputs = {"b": None, "a": {"k": "v"}}
+    code, out, _ = run("stack", "outputs", "web")
+    assert code == 0 and '"k": "v"' in out
+    assert json.loads(run("stack", "outputs", "web", "-f", "json")[1]) == {
+        "b": None, "a": {"k": "v"}}
+
+
+def test_renderer_rejects_unknown_format():
+    with pytest.raises(ValueError):
+        output.Renderer("yaml")
+
+
+# -- db sync -------------------------------------------------------------------------------
+
+
+def test_db_sync(monkeypatch):
+    import sys
+    import types
+
+    calls = []
+    fake = types.ModuleType("nestedflow.db.migration")
+    fake.db_sync = calls.append
+    monkeypatch.setitem(sys.modules, "nestedflow.db.migration", fake)
+    import nestedflow.db
+
+    monkeypatch.setattr(nestedflow.db, "migration", fake, raising=False)
+    code, out, _ = run("--db-url", "postgresql://u:secret@127.0.0.1/test", "db", "sync")
+    assert code == 0
+    assert calls == ["postgresql://u:secret@127.0.0.1/test"]
+    assert out == "database at postgresql://u:***@127.0.0.1/test is up to date\n"
+
+    code, out, _ = run("db", "sync")
+    assert calls[-1] is None
+    assert out.startswith("database at sqlite:///") and "nestedflow.sqlite" in out
+
+
+# -- progress -------------------------------------------------------------------------------
+
+
+class PollingEngine(FakeEngine):
+    """get_stack answers IN_PROGRESS ``polls`` times, then the final stack."""
+
+    def __init__(self, polls, final):
+        super().__init__(final=final)
+        self.polls = polls
+        self.resources = [
+            FakeResource("a", action="CREATE", status="COMPLETE"),
+            FakeResource("b", action="CREATE", status="IN_PROGRESS"),
+            FakeResource("c", action="INIT", status="COMPLETE"),
+        ]
+
+    def get_stack(self, name_or_id):
+        self.calls.append(("get_stack", name_or_id))
+        if self.polls > 0:
+            self.polls -= 1
+            return FakeStack(status="IN_PROGRESS", status_reason="")
+        return self.final
+
+
+def test_count_settled_uses_current_action():
+    resources = PollingEngine(0, None).resources + [
+        FakeResource("d", action="CREATE", status="FAILED")]
+    assert progress.count_settled(resources, "CREATE") == (2, 4, ["b"])
+
+
+def test_in_progress_line_truncates():
+    names = [f"r{i}" for i in range(10)]
+    line = progress.in_progress_line(names)
+    assert line.startswith("in progress: r0, r1") and line.endswith("(+2 more)")
+    assert progress.in_progress_line([]) == ""
+
+
+def test_poll_until_settled():
+    eng = PollingEngine(3, FakeStack())
+    seen = []
+    final = progress.poll(eng, "s-1", on_update=lambda s, r: seen.append(s.status),
+                          sleep=lambda _: None)
+    assert final is eng.final
+    assert seen == ["IN_PROGRESS"] * 3 + ["COMPLETE"]
+
+
+def test_poll_delete_vanished():
+    class Vanishing(PollingEngine):
+        def get_stack(self, name_or_id):
+            if self.polls > 0:
+                self.polls -= 1
+                return FakeStack(action="DELETE", status="IN_PROGRESS")
+            raise exceptions.StackNotFound(name_or_id)
+
+    assert progress.poll(Vanishing(1, None), "s-1", sleep=lambda _: None) is None
+    with pytest.raises(exceptions.StackNotFound):
+        progress.poll(Vanishing(0, None), "s-1", sleep=lambda _: None)
+
+
+def test_wait_with_progress_renders_bar():
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=120)
+    eng = PollingEngine(2, FakeStack())
+    final = progress.wait_with_progress(eng, "s-1", console=console, sleep=lambda _: None)
+    assert final is eng.final
+    text = buf.getvalue()
+    assert "stack web" in text and "CREATE_COMPLETE" in text
+
+
+def test_wait_flag_uses_progress_on_tty(monkeypatch, template):
+    eng = PollingEngine(2, FakeStack(id="s-1", action="UPDATE"))
+    eng.final.action = "UPDATE"
+    monkeypatch.setattr(cli, "make_engine", lambda **kw: eng)
+    monkeypatch.setattr(progress, "POLL_INTERVAL", 0)
+
+    class TTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    out, err = io.StringIO(), TTY()
+    code = cli.main(["stack", "update", "web", "-t", template, "--wait"], stdout=out, stderr=err)
+    assert code == 0
+    assert "UPDATE_COMPLETE" in err.getvalue()    # the live display, on stderr
+    assert "UPDATE" in out.getvalue() and "\x1b" not in out.getvalue()
+    assert not any(c[0] == "wait" for c in eng.calls)

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The project's test command: starts the ZooKeeper the functional tests use,
+# points the tests at the local servers, and runs pytest with the python in
+# the README's .venv (or the active virtualenv). Arguments go to pytest:
+#
+#   tools/test.sh                      # everything
+#   tools/test.sh -q tests/unit        # a subset
+#   tools/test.sh -k rollback -x
+#
+# PostgreSQL, MariaDB and RabbitMQ are expected to be running already; override
+# any of the URLs below by exporting it before calling this script.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+: "${NESTEDFLOW_TEST_PG_URL:=postgresql+psycopg2://postgres@127.0.0.1:5432/test}"
+: "${NESTEDFLOW_TEST_MYSQL_URL:=mysql+pymysql://root@127.0.0.1:3306/test}"
+: "${NESTEDFLOW_TEST_ZK:=127.0.0.1:${NESTEDFLOW_ZK_PORT:-2181}}"
+: "${NESTEDFLOW_TEST_RABBIT:=rabbit://guest:guest@127.0.0.1:5672/}"
+export NESTEDFLOW_TEST_PG_URL NESTEDFLOW_TEST_MYSQL_URL NESTEDFLOW_TEST_ZK NESTEDFLOW_TEST_RABBIT
+
+tools/zookeeper.sh start
+
+# Run `tests` unless the arguments already name test paths (or node ids such
+# as tests/unit/test_x.py::test_y): naming both would collect them twice.
+has_path=0
+for arg in "$@"; do
+    case "$arg" in
+        -*) ;;
+        *) if [ -e "${arg%%::*}" ]; then has_path=1; fi ;;
+    esac
+done
+# The README's virtualenv unless another one is active.
+python=python3
+if [ -z "${VIRTUAL_ENV:-}" ] && [ -x .venv/bin/python ]; then
+    python=.venv/bin/python
+elif [ -n "${VIRTUAL_ENV:-}" ]; then
+    python="$VIRTUAL_ENV/bin/python"
+fi
+if [ "$has_path" -eq 1 ]; then
+    exec "$python" -m pytest "$@"
+fi
+exec "$python" -m pytest tests "$@"
