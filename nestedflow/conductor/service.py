@@ -99,9 +99,20 @@ class _Run:
         with self.lock:
             self.suspend_requested = True
             engine = self.engine
-        if engine is not None:
+        if engine is None:
+            return
+        try:
             # TaskFlow stops scheduling atoms; the ones running finish.
             engine.suspend()
+        except exceptions.OwnershipLost as error:
+            # suspend() journals the SUSPENDING state, and the journal refuses
+            # a fenced run's writes: this run is stopping at its next write
+            # anyway, and the caller (a session loss, a shutdown) must go on.
+            LOG.info("run %s: already fenced off, nothing to suspend (%s)", self.owner, error)
+        except Exception as error:
+            # The journal could not be written (database down): the run's own
+            # next write fails the same way, which ends it; the caller goes on.
+            LOG.warning("run %s: could not suspend it: %s", self.owner, error)
 
 
 class Conductor:

@@ -104,3 +104,34 @@ def test_journal_of_a_fenced_run_takes_no_write(engine, stack):
     # The stack itself only answers to the new owner.
     with pytest.raises(exceptions.OwnershipLost):
         db.set_stack_state(stack.id, traversal, "CREATE", "FAILED", "late", owner="c1:aaaa")
+
+
+def test_suspending_a_fenced_run_neither_raises_nor_writes(engine, stack):
+    """A conductor waking from a pause suspends its runs (session lost) just
+    as their journal starts refusing writes; TaskFlow's suspend() journals
+    the SUSPENDING state, which must not take the conductor down."""
+    import taskflow.engines
+    from taskflow.patterns import linear_flow
+
+    from nestedflow.conductor.service import _Run
+
+    db = engine.db
+    backend = db.taskflow_backend()
+    traversal = db.get_stack(stack.id).current_traversal
+    db.claim_traversal(stack.id, traversal, "c1:cccc")
+    fenced = journal.FencedBackend(backend, journal.owner_fence(db, stack.id, traversal,
+                                                                "c1:cccc"))
+    detail = _save(fenced, stack.id, traversal, 1, "c1:cccc")
+    flow = linear_flow.Flow("noop")
+    tf_engine = taskflow.engines.load(flow, flow_detail=detail, backend=fenced)
+    run = _Run(None, "c1:cccc", stack.id, traversal, "CREATE")
+    assert run.attach(tf_engine) is True
+
+    db.claim_traversal(stack.id, traversal, "c2:dddd")
+    run.suspend()
+    assert run.suspend_requested
+    assert journal.latest_detail(backend, stack.id, traversal).state == detail.state
+    # Still a suspend request for a run that has not attached its engine yet.
+    late = _Run(None, "c1:eeee", stack.id, traversal, "CREATE")
+    late.suspend()
+    assert late.attach(tf_engine) is False
