@@ -17,6 +17,7 @@ from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
 from nestedflow.flows import factories, journal, runtime
+from nestedflow.flows import journal_backend as journal_backends
 
 LOG = logging.getLogger(__name__)
 
@@ -57,11 +58,13 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
     ``owner`` identifies this run (a conductor passes its job claim); the
     claim fences any earlier run of the same traversal.
 
-    ``resume`` (conductors) journals the run in a flow detail of its own
-    that starts from the latest earlier run's progress, fences every
-    journal write on ``owner`` (see :mod:`nestedflow.flows.journal`), and
-    leaves an unexpected error to the caller instead of failing the stack:
-    a conductor retries the job elsewhere, a bounded number of times.
+    Every run journals into a flow detail of its own that starts from the
+    latest earlier run's progress, written behind the engine and fenced on
+    ``owner`` (see :mod:`nestedflow.flows.journal_backend`).
+
+    ``resume`` (conductors) leaves an unexpected error to the caller
+    instead of failing the stack: a conductor retries the job elsewhere, a
+    bounded number of times.
 
     ``on_engine(engine)`` is called before the engine runs (a conductor
     keeps it to suspend it); if it returns False the run stops there and
@@ -76,23 +79,16 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
     rt.started(owner)
     executor = futurist.ThreadPoolExecutor(max_workers=rt.max_workers)
     kwargs = {"stack_id": stack_id, "traversal_id": traversal_id, "action": action}
+    journal_backend = None
     try:
         with runtime.installed(rt, owner):
-            if resume:
-                engine = _resumed_engine(rt, backend, kwargs, owner, executor)
-            else:
-                engine = taskflow.engines.load_from_factory(
-                    factories.stack_traversal,
-                    factory_kwargs=kwargs,
-                    book=logbook_for(backend, stack_id),
-                    backend=backend,
-                    engine="parallel",
-                    executor=executor,
-                )
+            engine, journal_backend = _journaled_engine(rt, backend, kwargs, owner, executor)
             _announce_rollback(rt, engine, stack_id, traversal_id, owner)
             if on_engine is not None and on_engine(engine) is False:
                 return
             engine.run()
+            # What the run did is durable before the run counts as ended.
+            journal_backend.close()
     except Exception as error:
         # TaskFlow re-raises the task failures after reverting (the flow has
         # settled the stack then); anything else -- a flow that could not be
@@ -104,6 +100,12 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
         else:
             _settle_if_unsettled(rt, stack_id, traversal_id, owner, error)
     finally:
+        if journal_backend is not None:
+            try:
+                journal_backend.close()
+            except Exception as error:  # fenced, or the database went away
+                LOG.info("stack %s traversal %s: journal not flushed: %s", stack_id,
+                         traversal_id, error)
         # Every task has finished once the engine returns; waiting for the
         # idle pool threads to notice would add up to a second per traversal.
         executor.shutdown(wait=False)
@@ -111,23 +113,31 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
         rt.forget(traversal_id)
 
 
-def _resumed_engine(rt, backend, kwargs, owner, executor):
+def _journaled_engine(rt, backend, kwargs, owner, executor):
+    """The run's engine, journaling into a flow detail of its own that starts
+    from the latest earlier run's progress (none for a first run)."""
     stack_id, traversal_id = kwargs["stack_id"], kwargs["traversal_id"]
-    fenced = journal.FencedBackend(
-        backend, journal.owner_fence(rt.db, stack_id, traversal_id, owner))
-    flow = factories.stack_traversal(**kwargs)
-    # Read after our claim: the run we fenced can no longer change it.
-    previous = journal.latest_detail(fenced, stack_id, traversal_id)
-    run = (previous.meta or {}).get("run", 0) + 1 if previous is not None else 1
-    meta = flow_meta(FACTORY, kwargs, run, owner)
-    if previous is not None:
-        meta["resumed_from"] = previous.uuid
-        if run > 1:
-            LOG.info("stack %s traversal %s: run %d resumes run %d (%s)", stack_id,
-                     traversal_id, run, run - 1, previous.state or "not started")
-    detail = journal.copy_forward(fenced, stack_id, previous, f"{flow.name} (run {run})", meta)
-    return taskflow.engines.load(flow, flow_detail=detail, backend=fenced, engine="parallel",
-                                 executor=executor)
+    journal_backend = journal_backends.JournalBackend(
+        backend, backend.engine, journal.owner_fence(rt.db, stack_id, traversal_id, owner))
+    try:
+        flow = factories.stack_traversal(**kwargs)
+        # Read after our claim: the run we fenced can no longer change it.
+        previous = journal.latest_detail(journal_backend, stack_id, traversal_id)
+        run = (previous.meta or {}).get("run", 0) + 1 if previous is not None else 1
+        meta = flow_meta(FACTORY, kwargs, run, owner)
+        if previous is not None:
+            meta["resumed_from"] = previous.uuid
+            if run > 1:
+                LOG.info("stack %s traversal %s: run %d resumes run %d (%s)", stack_id,
+                         traversal_id, run, run - 1, previous.state or "not started")
+        detail = journal.copy_forward(journal_backend, stack_id, previous,
+                                      f"{flow.name} (run {run})", meta)
+        engine = taskflow.engines.load(flow, flow_detail=detail, backend=journal_backend,
+                                       engine="parallel", executor=executor)
+    except BaseException:
+        journal_backend.close()
+        raise
+    return engine, journal_backend
 
 
 def _unsettled_owner(rt, stack_id, traversal_id, owner):

@@ -14,6 +14,7 @@ class StackDefinition:
         self.template = template
         self.parameters = params
         self.registry = registry
+        self._needed = None
 
     @classmethod
     def load(cls, raw, *, files=None, environment=None, params=None, registry,
@@ -49,7 +50,16 @@ class StackDefinition:
         return self.template.dependencies()
 
     def needed_attributes(self):
-        """name -> attribute names some other resource or an output reads."""
+        """name -> attribute names some other resource or an output reads.
+
+        Every resource task asks; computed once per definition, as scanning
+        the whole template per resource made a stack's run quadratic.
+        """
+        if self._needed is None:
+            self._needed = self._scan_attribute_references()
+        return self._needed
+
+    def _scan_attribute_references(self):
         needed = {name: set() for name in self.resources}
         snippets = [d.properties for d in self.resources.values()]
         snippets += [d.metadata for d in self.resources.values()]

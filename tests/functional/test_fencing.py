@@ -7,13 +7,14 @@ tests cover the other two things it could write: the physical objects
 """
 
 import contextlib
+import time
 import uuid
 
 import pytest
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
-from nestedflow.flows import journal, runner
+from nestedflow.flows import journal, journal_backend, runner
 
 pytestmark = pytest.mark.functional
 
@@ -64,6 +65,12 @@ def test_physical_store_acts_only_for_the_lock_holder(engine, stack):
     assert [o.create_key for o in store.live(stack.id)].count("k1") == 1
 
 
+def _journal(db, stack_id, traversal_id, owner):
+    stock = db.taskflow_backend()
+    return journal_backend.JournalBackend(
+        stock, stock.engine, journal.owner_fence(db, stack_id, traversal_id, owner))
+
+
 def _save(backend, stack_id, traversal_id, run, owner):
     return journal.copy_forward(
         backend, stack_id, None, f"run {run}",
@@ -73,17 +80,15 @@ def _save(backend, stack_id, traversal_id, run, owner):
 
 def test_journal_of_a_fenced_run_takes_no_write(engine, stack):
     db = engine.db
-    backend = db.taskflow_backend()
     traversal = db.get_stack(stack.id).current_traversal
     db.claim_traversal(stack.id, traversal, "c1:aaaa")
-    first = journal.FencedBackend(backend, journal.owner_fence(db, stack.id, traversal,
-                                                               "c1:aaaa"))
-    detail = _save(first, stack.id, traversal, 1, "c1:aaaa")
+    first = _journal(db, stack.id, traversal, "c1:aaaa")
+    # Run 1 was the embedded engine's, which created the stack.
+    detail = _save(first, stack.id, traversal, 2, "c1:aaaa")
 
     # Another conductor claims the traversal: the first run is fenced off...
     db.claim_traversal(stack.id, traversal, "c2:bbbb")
-    second = journal.FencedBackend(backend, journal.owner_fence(db, stack.id, traversal,
-                                                                "c2:bbbb"))
+    second = _journal(db, stack.id, traversal, "c2:bbbb")
     detail.state = "REVERTING"
     with pytest.raises(journal.Fenced), contextlib.closing(first.get_connection()) as conn:
         conn.update_flow_details(detail)
@@ -96,7 +101,7 @@ def test_journal_of_a_fenced_run_takes_no_write(engine, stack):
     atom.state = "SUCCESS"
     latest.add(atom)
     resumed = journal.copy_forward(second, stack.id, latest, "run 2", {
-        **latest.meta, "run": 2, "owner": "c2:bbbb"})
+        **latest.meta, "run": 3, "owner": "c2:bbbb"})
     again = journal.latest_detail(second, stack.id, traversal)
     assert again.uuid == resumed.uuid
     assert [(a.name, a.state) for a in again] == [("create x #1", "SUCCESS")]
@@ -104,6 +109,65 @@ def test_journal_of_a_fenced_run_takes_no_write(engine, stack):
     # The stack itself only answers to the new owner.
     with pytest.raises(exceptions.OwnershipLost):
         db.set_stack_state(stack.id, traversal, "CREATE", "FAILED", "late", owner="c1:aaaa")
+
+
+def _stored_state(db, detail_uuid, atom_uuid):
+    stock = db.taskflow_backend()
+    with contextlib.closing(stock.get_connection()) as conn:
+        return conn.get_atom_details(atom_uuid).state
+
+
+def test_journal_writes_behind_in_order_and_drops_what_a_fenced_run_wrote(engine, stack):
+    db = engine.db
+    traversal = db.get_stack(stack.id).current_traversal
+    db.claim_traversal(stack.id, traversal, "c1:ffff")
+    run = _journal(db, stack.id, traversal, "c1:ffff")
+    detail = _save(run, stack.id, traversal, 2, "c1:ffff")
+    atoms = [tf_models.TaskDetail(f"create r{i} #{i}", str(uuid.uuid4())) for i in range(3)]
+    for atom in atoms:
+        atom.state = "PENDING"
+        detail.add(atom)
+    with contextlib.closing(run.get_connection()) as conn:
+        # A flow-detail write (new atoms) is durable when it returns...
+        conn.update_flow_details(detail)
+        assert [_stored_state(db, detail.uuid, a.uuid) for a in atoms] == ["PENDING"] * 3
+        # ...atom transitions are written behind, together.
+        for atom in atoms:
+            atom.state = "RUNNING"
+            conn.update_atom_details(atom)
+        atoms[0].state = "SUCCESS"
+        conn.update_atom_details(atoms[0])
+        run.flush()
+        assert [_stored_state(db, detail.uuid, a.uuid) for a in atoms] == [
+            "SUCCESS", "RUNNING", "RUNNING"]
+        # Fenced before the next flush: those writes never land, and every
+        # later write of the run is refused.
+        atoms[1].state = "SUCCESS"
+        conn.update_atom_details(atoms[1])
+        db.claim_traversal(stack.id, traversal, "c2:ffff")
+        with pytest.raises(journal.Fenced):
+            run.flush()
+        assert _stored_state(db, detail.uuid, atoms[1].uuid) == "RUNNING"
+        with pytest.raises(journal.Fenced):
+            conn.update_atom_details(atoms[2])
+    with pytest.raises(journal.Fenced):
+        run.close()  # the run's final flush tells it too
+    run.close()  # once closed, closing again is quiet
+
+    # The flusher writes without being asked, within its interval.
+    db.claim_traversal(stack.id, traversal, "c3:ffff")
+    stock = db.taskflow_backend()
+    later = journal_backend.JournalBackend(
+        stock, stock.engine, journal.owner_fence(db, stack.id, traversal, "c3:ffff"),
+        flush_interval=0.05)
+    atoms[2].state = "SUCCESS"
+    with contextlib.closing(later.get_connection()) as conn:
+        conn.update_atom_details(atoms[2])
+    deadline = time.monotonic() + 10
+    while _stored_state(db, detail.uuid, atoms[2].uuid) != "SUCCESS":
+        assert time.monotonic() < deadline, "the flusher never wrote"
+        time.sleep(0.02)
+    later.close()
 
 
 def test_suspending_a_fenced_run_neither_raises_nor_writes(engine, stack):
@@ -119,9 +183,8 @@ def test_suspending_a_fenced_run_neither_raises_nor_writes(engine, stack):
     backend = db.taskflow_backend()
     traversal = db.get_stack(stack.id).current_traversal
     db.claim_traversal(stack.id, traversal, "c1:cccc")
-    fenced = journal.FencedBackend(backend, journal.owner_fence(db, stack.id, traversal,
-                                                                "c1:cccc"))
-    detail = _save(fenced, stack.id, traversal, 1, "c1:cccc")
+    fenced = _journal(db, stack.id, traversal, "c1:cccc")
+    detail = _save(fenced, stack.id, traversal, 2, "c1:cccc")
     flow = linear_flow.Flow("noop")
     tf_engine = taskflow.engines.load(flow, flow_detail=detail, backend=fenced)
     run = _Run(None, "c1:cccc", stack.id, traversal, "CREATE")

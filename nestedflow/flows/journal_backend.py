@@ -1,0 +1,298 @@
+"""A TaskFlow persistence backend that journals a run in few statements.
+
+TaskFlow's stock SQL persistence commits every atom transition on its own
+(PENDING->RUNNING, progress 0.0 and 1.0, SUCCESS with the result: about
+eleven statements and four commits per task, each through a connection
+object that rebuilds the table metadata), and rewrites every atom row of
+the flow whenever the flow's state changes. That, not the resources,
+dominated large stacks (doc/source/performance.rst).
+
+:class:`JournalBackend` keeps the run's journal -- the same logbook, flow
+detail and atom detail tables, readable by the stock backend -- but writes
+it *behind* the engine:
+
+* atom updates land in memory and are flushed together, in one
+  transaction, at most ``flush_interval`` seconds later by a flusher
+  thread;
+* flow-detail and logbook writes (the run starting, reverting, ending:
+  a handful per run) flush everything pending with them, synchronously;
+* :meth:`JournalBackend.flush` at the end of a run makes it all durable.
+
+Each flush writes the state of every dirty atom as of one instant, in one
+transaction, so what is durable is always a consistent earlier state of
+the run: a crash loses at most the last interval, which is the same as
+having crashed that much earlier -- resumption then re-runs the tasks that
+finished meanwhile, and every task is idempotent (it finds its resource
+row already done by this traversal and hands the result on).
+
+Fencing (DESIGN.md section 5: TaskFlow has none) is checked before every
+flush instead of before every write: a fenced run's writes never land, and
+from then on every write it attempts raises :class:`journal.Fenced`, which
+stops its engine. The few tasks it may start in between are fenced by the
+resource locks and the stack's owner check like any task.
+"""
+
+import contextlib
+import logging
+import threading
+
+import sqlalchemy as sa
+from taskflow.persistence import base as tf_base
+from taskflow.persistence import models as tf_models
+from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
+
+from nestedflow import exceptions
+from nestedflow.flows import journal
+
+LOG = logging.getLogger(__name__)
+
+#: Seconds an atom transition may wait in memory before it is written.
+FLUSH_INTERVAL = 0.1
+
+
+class JournalBackend(tf_base.Backend):
+    """Write-behind journal of one run (see the module docstring).
+
+    ``stock`` is TaskFlow's SQLAlchemy backend on the same database (reads
+    go through it); ``engine`` the SQLAlchemy engine it shares; ``fence()``
+    raises :class:`journal.Fenced` once the run no longer owns its traversal.
+    """
+
+    def __init__(self, stock, engine, fence, flush_interval=FLUSH_INTERVAL):
+        super().__init__({})
+        self._stock = stock
+        self._engine = engine
+        self._fence = fence
+        self._tables = tf_tables.fetch(sa.MetaData())
+        self._lock = threading.Lock()
+        # Serializes flushes: one writer, so the durable journal only moves forward.
+        self._flush_lock = threading.Lock()
+        self._atoms = {}  # atom uuid -> (flow uuid, row dict), latest wins
+        self._flows = {}  # flow uuid -> flow row dict
+        self._new_atoms = {}  # atom uuid -> insert row dict
+        self._stored_atoms = set()  # atom uuids known to have a row
+        self._fenced = None
+        self._closed = threading.Event()
+        self._dirty = threading.Event()
+        self._interval = flush_interval
+        self._flusher = threading.Thread(target=self._flush_loop, daemon=True,
+                                         name="journal-flusher")
+        self._flusher.start()
+
+    # -- the TaskFlow Backend interface ---------------------------------
+
+    def get_connection(self):
+        return _Connection(self)
+
+    def close(self):
+        """Flush what is pending and stop the flusher (the stock backend
+        belongs to whoever made it)."""
+        if self._closed.is_set():
+            return
+        try:
+            self.flush()
+        finally:
+            self._closed.set()
+            self._dirty.set()
+            self._flusher.join(5)
+
+    # -- writes ---------------------------------------------------------
+
+    def _check_fenced(self):
+        if self._fenced is not None:
+            raise journal.Fenced(str(self._fenced))
+
+    def record_atom(self, atom_detail):
+        self._check_fenced()
+        row = atom_detail.to_dict()
+        with self._lock:
+            self._atoms[atom_detail.uuid] = row
+        self._dirty.set()
+        return atom_detail
+
+    def record_flow(self, flow_detail):
+        """A flow detail's own row and any atom it gained; written at once."""
+        self._check_fenced()
+        row = flow_detail.to_dict()
+        with self._lock:
+            self._flows[flow_detail.uuid] = row
+            for atom in flow_detail:
+                if atom.uuid not in self._stored_atoms and atom.uuid not in self._new_atoms:
+                    self._new_atoms[atom.uuid] = self._atom_insert(atom, flow_detail.uuid)
+        self.flush()
+        return flow_detail
+
+    def save_logbook(self, book):
+        """Insert (or update) the logbook and its flow details in one transaction."""
+        self._check_fenced()
+        with self._flush_lock:
+            self._fence_or_raise()
+            self._write_pending_locked()
+            with self._engine.begin() as conn:
+                self._upsert_book(conn, book)
+        return book
+
+    def flush(self):
+        """Write everything pending in one transaction (raises Fenced if fenced)."""
+        with self._flush_lock:
+            if not self._has_pending():
+                self._check_fenced()
+                return
+            self._fence_or_raise()
+            self._write_pending_locked()
+
+    def _has_pending(self):
+        with self._lock:
+            return bool(self._atoms or self._flows or self._new_atoms)
+
+    def _fence_or_raise(self):
+        self._check_fenced()
+        try:
+            self._fence()
+        except journal.Fenced as error:
+            self._fenced = error
+            with self._lock:
+                dropped = len(self._atoms) + len(self._flows) + len(self._new_atoms)
+                self._atoms, self._flows, self._new_atoms = {}, {}, {}
+            LOG.info("journal fenced off; %d pending write(s) dropped: %s", dropped, error)
+            raise
+
+    def _write_pending_locked(self):
+        with self._lock:
+            atoms, flows, new_atoms = self._atoms, self._flows, self._new_atoms
+            self._atoms, self._flows, self._new_atoms = {}, {}, {}
+        if not (atoms or flows or new_atoms):
+            return
+        t = self._tables
+        try:
+            with self._engine.begin() as conn:
+                if new_atoms:
+                    conn.execute(sa.insert(t.atomdetails), list(new_atoms.values()))
+                for uuid in flows:
+                    conn.execute(sa.update(t.flowdetails)
+                                 .where(t.flowdetails.c.uuid == uuid)
+                                 .values(**flows[uuid]))
+                updates = [dict(row, _uuid=uuid) for uuid, row in atoms.items()]
+                if updates:
+                    stmt = (sa.update(t.atomdetails)
+                            .where(t.atomdetails.c.uuid == sa.bindparam("_uuid")))
+                    conn.execute(stmt, updates)
+        except Exception:
+            # Keep them for the next flush; newer writes of the same rows win.
+            with self._lock:
+                self._atoms = {**atoms, **self._atoms}
+                self._flows = {**flows, **self._flows}
+                self._new_atoms = {**new_atoms, **self._new_atoms}
+            raise
+        with self._lock:
+            self._stored_atoms.update(new_atoms)
+
+    def _flush_loop(self):
+        while not self._closed.is_set():
+            self._dirty.wait()
+            if self._closed.wait(self._interval):
+                return
+            self._dirty.clear()
+            try:
+                self.flush()
+            except journal.Fenced:
+                return
+            except Exception as error:
+                # The engine's next synchronous write (or the run's final
+                # flush) reports it; the pending writes are kept meanwhile.
+                LOG.warning("journal flush failed, retrying: %s", error)
+                self._dirty.set()
+
+    # -- rows -----------------------------------------------------------
+
+    @staticmethod
+    def _atom_insert(atom, flow_uuid):
+        row = atom.to_dict()
+        row["parent_uuid"] = flow_uuid
+        row["atom_type"] = tf_models.atom_detail_type(atom)
+        return row
+
+    def _upsert_book(self, conn, book):
+        t = self._tables
+        book_row = book.to_dict()
+        exists = conn.execute(sa.select(t.logbooks.c.uuid)
+                              .where(t.logbooks.c.uuid == book.uuid)).first()
+        if exists is None:
+            conn.execute(sa.insert(t.logbooks).values(**book_row))
+        else:
+            conn.execute(sa.update(t.logbooks).where(t.logbooks.c.uuid == book.uuid)
+                         .values(meta=book_row["meta"], name=book_row["name"]))
+        details = list(book)
+        if not details:
+            return
+        stored = set(conn.scalars(sa.select(t.flowdetails.c.uuid)
+                                  .where(t.flowdetails.c.uuid.in_([d.uuid for d in details]))))
+        fresh = [d for d in details if d.uuid not in stored]
+        if fresh:
+            conn.execute(sa.insert(t.flowdetails),
+                         [dict(d.to_dict(), parent_uuid=book.uuid) for d in fresh])
+        atoms = [self._atom_insert(a, d.uuid) for d in fresh for a in d]
+        if atoms:
+            conn.execute(sa.insert(t.atomdetails), atoms)
+        with self._lock:
+            self._stored_atoms.update(a["uuid"] for a in atoms)
+
+    # -- reads (see what was written) ---------------------------------
+
+    def read(self, method, *args, **kwargs):
+        self.flush()
+        with contextlib.closing(self._stock.get_connection()) as conn:
+            return getattr(conn, method)(*args, **kwargs)
+
+
+class _Connection(tf_base.Connection):
+    """TaskFlow's connection interface over a :class:`JournalBackend`."""
+
+    def __init__(self, backend):
+        self._backend = backend
+
+    @property
+    def backend(self):
+        return self._backend
+
+    def close(self):
+        """Connections are views; the backend owns the state."""
+
+    def validate(self):
+        """The stock backend validated the database when it was created."""
+
+    def upgrade(self):
+        raise exceptions.NestedflowError("the journal's schema is migrated with the database")
+
+    def clear_all(self):
+        raise exceptions.NestedflowError("a traversal run may not clear the journal")
+
+    def destroy_logbook(self, book_uuid):
+        raise exceptions.NestedflowError("a traversal run may not destroy a logbook")
+
+    def update_atom_details(self, atom_detail):
+        return self._backend.record_atom(atom_detail)
+
+    def update_flow_details(self, flow_detail):
+        return self._backend.record_flow(flow_detail)
+
+    def save_logbook(self, book):
+        return self._backend.save_logbook(book)
+
+    def get_logbook(self, book_uuid, lazy=False):
+        return self._backend.read("get_logbook", book_uuid, lazy=lazy)
+
+    def get_logbooks(self, lazy=False):
+        return self._backend.read("get_logbooks", lazy=lazy)
+
+    def get_flows_for_book(self, book_uuid, lazy=False):
+        return self._backend.read("get_flows_for_book", book_uuid, lazy=lazy)
+
+    def get_flow_details(self, fd_uuid, lazy=False):
+        return self._backend.read("get_flow_details", fd_uuid, lazy=lazy)
+
+    def get_atom_details(self, ad_uuid):
+        return self._backend.read("get_atom_details", ad_uuid)
+
+    def get_atoms_for_flow(self, fd_uuid):
+        return self._backend.read("get_atoms_for_flow", fd_uuid)
