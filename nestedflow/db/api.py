@@ -35,6 +35,9 @@ class Database:
         self._synced = False
         self._sync_lock = threading.Lock()
         self._change_listeners = []
+        self._engine = engine
+        self._cas_statements = {}
+        self._event_insert = sa.insert(models.Event.__table__)
 
     def on_stack_change(self, callback):
         """Call ``callback(stack_id, action, status)`` after a stack's state is
@@ -433,6 +436,38 @@ class Database:
             session.refresh(row)
             return row
 
+    def try_lock_resource(self, resource_id, holder, stack_id, traversal_id, owner=None,
+                          cancelled_ok=False):
+        """Take a free (or our own) resource lock in one statement, only while
+        ``traversal_id`` -- run by ``owner``, if given, and not cancelled
+        unless ``cancelled_ok`` -- is the stack's current traversal.
+
+        Returns the locked row, or None when any of that does not hold: the
+        caller then finds out which (:meth:`lock_resource`, ``ownership``).
+        The ownership test shares the lock's statement, so no traversal can
+        take over between the two.
+        """
+        stack = models.Stack
+        owns = [stack.id == stack_id, stack.current_traversal == traversal_id]
+        if owner:
+            owns.append(stack.traversal_owner == owner)
+        if not cancelled_ok:
+            owns.append(stack.cancel_requested.is_(None))
+        res = models.Resource
+        with self.writer() as session:
+            result = session.execute(
+                sa.update(res)
+                .where(res.id == resource_id,
+                       sa.or_(res.engine_id.is_(None), res.engine_id == holder),
+                       sa.exists().where(*owns))
+                .values(engine_id=holder, atomic_key=res.atomic_key + 1,
+                        updated_at=models.utcnow())
+                .execution_options(synchronize_session=False)
+            )
+            if result.rowcount != 1:
+                return None
+            return session.get(res, resource_id)
+
     def release_lock(self, resource_id, holder):
         """Release the lock of ``holder`` on a row, if it still holds it."""
         with self.writer() as session:
@@ -448,40 +483,52 @@ class Database:
 
         ``row`` is the caller's last view of the resource; the write happens
         only if nobody wrote it since (same atomic key, same lock holder).
+        ``event``: also record the new state as an event by that engine id.
+        Every resource action runs this twice or more, so it is plain Core
+        with statements built once per set of columns, not the ORM.
         """
         if release:
             values["engine_id"] = None
         values["updated_at"] = models.utcnow()
-        with self.writer() as session:
-            result = session.execute(
-                sa.update(models.Resource)
-                .where(
-                    models.Resource.id == row.id,
-                    models.Resource.atomic_key == row.atomic_key,
-                    models.Resource.engine_id == holder,
-                )
-                .values(atomic_key=row.atomic_key + 1, **values)
-            )
+        params = {f"v_{key}": value for key, value in values.items()}
+        params.update(w_id=row.id, w_key=row.atomic_key, w_holder=holder,
+                      v_atomic_key=row.atomic_key + 1)
+        with self._engine.begin() as conn:
+            result = conn.execute(self._cas_statement(frozenset(values)), params)
             if result.rowcount != 1:
                 raise exceptions.ResourceLocked(row.name, "a newer owner")
             if event is not None:
-                session.add(
-                    models.Event(
-                        stack_id=row.stack_id,
-                        resource_name=row.name,
-                        resource_id=row.id,
-                        physical_id=values.get("physical_id", row.physical_id),
-                        action=values.get("action", row.action),
-                        status=values.get("status", row.status),
-                        status_reason=values.get("status_reason", ""),
-                        traversal_id=values.get("traversal_id", row.traversal_id),
-                        engine_id=event,
-                    )
-                )
+                conn.execute(self._event_insert, {
+                    "stack_id": row.stack_id,
+                    "resource_name": row.name,
+                    "resource_id": row.id,
+                    "physical_id": values.get("physical_id", row.physical_id),
+                    "action": values.get("action", row.action),
+                    "status": values.get("status", row.status),
+                    "status_reason": values.get("status_reason", ""),
+                    "traversal_id": values.get("traversal_id", row.traversal_id),
+                    "engine_id": event,
+                    "timestamp": models.utcnow(),
+                })
         for key, value in values.items():
             setattr(row, key, value)
         row.atomic_key += 1
         return row
+
+    def _cas_statement(self, columns):
+        stmt = self._cas_statements.get(columns)
+        if stmt is None:
+            table = models.Resource.__table__
+            stmt = (
+                sa.update(table)
+                .where(table.c.id == sa.bindparam("w_id"),
+                       table.c.atomic_key == sa.bindparam("w_key"),
+                       table.c.engine_id == sa.bindparam("w_holder"))
+                .values({name: sa.bindparam(f"v_{name}", type_=table.c[name].type)
+                         for name in (*columns, "atomic_key")})
+            )
+            self._cas_statements[columns] = stmt
+        return stmt
 
     # -- events -------------------------------------------------------------
 

@@ -128,6 +128,12 @@ class TraversalScope:
 
     def lock(self, row_id):
         """Take the resource lock, waiting while a live holder finishes its action."""
+        row = self.db.try_lock_resource(row_id, self.holder, self.stack.id, self.traversal_id,
+                                        owner=self.owner, cancelled_ok=self.reverting)
+        if row is not None:
+            self._mark(row.id, True)
+            return row
+        # Taken, superseded or cancelled: find out which, the slow way.
         delay = 0.02
         while True:
             self.check_owner()
@@ -399,8 +405,9 @@ class ResourceTask(ScopedTask):
         needed = self.scope.definition.needed_attributes().get(self.resource_name, ())
         return {name: plugin.get_attribute(name) for name in sorted(needed)}
 
-    def create_on(self, row, properties, type_name=None):
-        """Create the physical object of locked ``row``; returns the row when done.
+    def create_on(self, row, properties, type_name=None, release=False):
+        """Create the physical object of locked ``row``; returns the row when done
+        (unlocked if ``release``: in the same write as its completion).
 
         ``type_name``: the template's type, when an update creates an object
         for a row that has none (its type may have changed meanwhile).
@@ -423,7 +430,7 @@ class ResourceTask(ScopedTask):
                     "fingerprint": self.fingerprint(row.type, properties)}
         except Exception as error:
             raise self.fail(row, "CREATE", error) from error
-        return scope.set_state(row, "CREATE", "COMPLETE", "state changed",
+        return scope.set_state(row, "CREATE", "COMPLETE", "state changed", release=release,
                                physical_id=physical_id, attr_data=data)
 
     def resolve(self, inputs, row):
@@ -451,8 +458,7 @@ class CreateResource(ResourceTask):
             # Re-run after a crash: the work is done, hand its results on.
             return output_of(scope.release(row))
         properties = self.resolve(inputs, row)
-        row = self.create_on(row, properties)
-        return output_of(scope.release(row))
+        return output_of(self.create_on(row, properties, release=True))
 
     def revert(self, traversal=None, result=None, flow_failures=None, **inputs):
         scope = self.scope
@@ -501,8 +507,8 @@ class ConvergeResource(ResourceTask):
             return {**output_of(scope.release(row)), "undo": None}
         properties = self.resolve(inputs, row)
         if row.action == "INIT" or (row.action, row.status) == ("DELETE", "COMPLETE"):
-            row = self.create_on(row, properties, type_name=self._new_type())
-            return {**output_of(scope.release(row)), "undo": {"created": row.id}}
+            row = self.create_on(row, properties, type_name=self._new_type(), release=True)
+            return {**output_of(row), "undo": {"created": row.id}}
         # A failed or interrupted action left the object in an unknown state:
         # replace it (as Heat does); cleanup deletes whatever the old row made.
         if row.status != "COMPLETE" or row.type != self._new_type() or (
