@@ -38,6 +38,9 @@ class Database:
         self._engine = engine
         self._cas_statements = {}
         self._event_insert = sa.insert(models.Event.__table__)
+        resources = models.Resource.__table__
+        self._resource_by_id = sa.select(resources).where(
+            resources.c.id == sa.bindparam("w_id"))
 
     def on_stack_change(self, callback):
         """Call ``callback(stack_id, action, status)`` after a stack's state is
@@ -447,26 +450,40 @@ class Database:
         The ownership test shares the lock's statement, so no traversal can
         take over between the two.
         """
-        stack = models.Stack
-        owns = [stack.id == stack_id, stack.current_traversal == traversal_id]
-        if owner:
-            owns.append(stack.traversal_owner == owner)
-        if not cancelled_ok:
-            owns.append(stack.cancel_requested.is_(None))
-        res = models.Resource
-        with self.writer() as session:
-            result = session.execute(
-                sa.update(res)
-                .where(res.id == resource_id,
-                       sa.or_(res.engine_id.is_(None), res.engine_id == holder),
-                       sa.exists().where(*owns))
-                .values(engine_id=holder, atomic_key=res.atomic_key + 1,
-                        updated_at=models.utcnow())
-                .execution_options(synchronize_session=False)
-            )
+        stmt = self._try_lock_statement(bool(owner), cancelled_ok)
+        with self._engine.begin() as conn:
+            result = conn.execute(stmt, {
+                "w_id": resource_id, "w_holder": holder, "w_stack": stack_id,
+                "w_traversal": traversal_id, "w_owner": owner, "v_now": models.utcnow()})
             if result.rowcount != 1:
                 return None
-            return session.get(res, resource_id)
+            found = conn.execute(self._resource_by_id, {"w_id": resource_id}).first()
+        # Detached, like every row handed to tasks: they only read it and
+        # pass it back to the compare-and-swap writes.
+        return models.Resource(**found._mapping)
+
+    def _try_lock_statement(self, with_owner, cancelled_ok):
+        key = ("try_lock", with_owner, cancelled_ok)
+        stmt = self._cas_statements.get(key)
+        if stmt is None:
+            stack, res = models.Stack.__table__, models.Resource.__table__
+            owns = [stack.c.id == sa.bindparam("w_stack"),
+                    stack.c.current_traversal == sa.bindparam("w_traversal")]
+            if with_owner:
+                owns.append(stack.c.traversal_owner == sa.bindparam("w_owner"))
+            if not cancelled_ok:
+                owns.append(stack.c.cancel_requested.is_(None))
+            stmt = (
+                sa.update(res)
+                .where(res.c.id == sa.bindparam("w_id"),
+                       sa.or_(res.c.engine_id.is_(None),
+                              res.c.engine_id == sa.bindparam("w_holder")),
+                       sa.exists().where(*owns))
+                .values(engine_id=sa.bindparam("w_holder"), atomic_key=res.c.atomic_key + 1,
+                        updated_at=sa.bindparam("v_now"))
+            )
+            self._cas_statements[key] = stmt
+        return stmt
 
     def release_lock(self, resource_id, holder):
         """Release the lock of ``holder`` on a row, if it still holds it."""
