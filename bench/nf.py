@@ -203,6 +203,7 @@ def compile_stack(engine, template, measured):
     import taskflow.engines
 
     from nestedflow.dispatch import base
+    from nestedflow.flows import engine as flow_engine
     from nestedflow.flows import factories, runner, runtime
 
     class Hold(base.Dispatcher):
@@ -232,8 +233,10 @@ def compile_stack(engine, template, measured):
             flow = factories.stack_traversal(stack_id, traversal_id, action)
             built = time.perf_counter()
             book = runner.logbook_for(engine._backend, stack_id)
-            tf_engine = taskflow.engines.load(flow, engine="parallel", backend=engine._backend,
-                                              book=book, executor=executor)
+            # The engine nestedflow runs traversals with (nestedflow.flows.engine).
+            tf_engine = taskflow.engines.load(flow, engine=flow_engine.ENGINE,
+                                              backend=engine._backend, book=book,
+                                              executor=executor)
             tf_engine.compile()
             return {"build_s": built - start, "tf_compile_s": time.perf_counter() - built}
 

@@ -16,6 +16,7 @@ from taskflow import states
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
+from nestedflow.flows import engine as tf_engine
 from nestedflow.flows import factories, journal, runtime
 from nestedflow.flows import journal_backend as journal_backends
 
@@ -133,7 +134,7 @@ def _journaled_engine(rt, backend, kwargs, owner, executor):
         detail = journal.copy_forward(journal_backend, stack_id, previous,
                                       f"{flow.name} (run {run})", meta)
         engine = taskflow.engines.load(flow, flow_detail=detail, backend=journal_backend,
-                                       engine="parallel", executor=executor)
+                                       engine=tf_engine.ENGINE, executor=executor)
     except BaseException:
         journal_backend.close()
         raise
