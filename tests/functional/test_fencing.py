@@ -78,13 +78,20 @@ def _save(backend, stack_id, traversal_id, run, owner):
                                           "action": "CREATE"}, run, owner))
 
 
+def _claimed_run(db, stack, owner):
+    """Claim the stack's traversal for ``owner``; its journal and flow detail.
+
+    The detail is run 2: run 1 was the embedded engine's, which created the stack.
+    """
+    traversal = db.get_stack(stack.id).current_traversal
+    db.claim_traversal(stack.id, traversal, owner)
+    run = _journal(db, stack.id, traversal, owner)
+    return traversal, run, _save(run, stack.id, traversal, 2, owner)
+
+
 def test_journal_of_a_fenced_run_takes_no_write(engine, stack):
     db = engine.db
-    traversal = db.get_stack(stack.id).current_traversal
-    db.claim_traversal(stack.id, traversal, "c1:aaaa")
-    first = _journal(db, stack.id, traversal, "c1:aaaa")
-    # Run 1 was the embedded engine's, which created the stack.
-    detail = _save(first, stack.id, traversal, 2, "c1:aaaa")
+    traversal, first, detail = _claimed_run(db, stack, "c1:aaaa")
 
     # Another conductor claims the traversal: the first run is fenced off...
     db.claim_traversal(stack.id, traversal, "c2:bbbb")
@@ -119,10 +126,7 @@ def _stored_state(db, detail_uuid, atom_uuid):
 
 def test_journal_writes_behind_in_order_and_drops_what_a_fenced_run_wrote(engine, stack):
     db = engine.db
-    traversal = db.get_stack(stack.id).current_traversal
-    db.claim_traversal(stack.id, traversal, "c1:ffff")
-    run = _journal(db, stack.id, traversal, "c1:ffff")
-    detail = _save(run, stack.id, traversal, 2, "c1:ffff")
+    traversal, run, detail = _claimed_run(db, stack, "c1:ffff")
     atoms = [tf_models.TaskDetail(f"create r{i} #{i}", str(uuid.uuid4())) for i in range(3)]
     for atom in atoms:
         atom.state = "PENDING"
@@ -181,10 +185,7 @@ def test_suspending_a_fenced_run_neither_raises_nor_writes(engine, stack):
 
     db = engine.db
     backend = db.taskflow_backend()
-    traversal = db.get_stack(stack.id).current_traversal
-    db.claim_traversal(stack.id, traversal, "c1:cccc")
-    fenced = _journal(db, stack.id, traversal, "c1:cccc")
-    detail = _save(fenced, stack.id, traversal, 2, "c1:cccc")
+    traversal, fenced, detail = _claimed_run(db, stack, "c1:cccc")
     flow = linear_flow.Flow("noop")
     tf_engine = taskflow.engines.load(flow, flow_detail=detail, backend=fenced)
     run = _Run(None, "c1:cccc", stack.id, traversal, "CREATE")
