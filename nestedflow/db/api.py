@@ -440,7 +440,7 @@ class Database:
             return row
 
     def try_lock_resource(self, resource_id, holder, stack_id, traversal_id, owner=None,
-                          cancelled_ok=False):
+                          cancelled_ok=False, start=None, event=None):
         """Take a free (or our own) resource lock in one statement, only while
         ``traversal_id`` -- run by ``owner``, if given, and not cancelled
         unless ``cancelled_ok`` -- is the stack's current traversal.
@@ -449,6 +449,10 @@ class Database:
         caller then finds out which (:meth:`lock_resource`, ``ownership``).
         The ownership test shares the lock's statement, so no traversal can
         take over between the two.
+
+        ``start(row)`` may return values to write (as :meth:`update_resource`
+        does, with ``event``) in the lock's own transaction: an action's
+        ``IN_PROGRESS`` state costs no commit of its own.
         """
         stmt = self._try_lock_statement(bool(owner), cancelled_ok)
         with self._engine.begin() as conn:
@@ -458,9 +462,13 @@ class Database:
             if result.rowcount != 1:
                 return None
             found = conn.execute(self._resource_by_id, {"w_id": resource_id}).first()
-        # Detached, like every row handed to tasks: they only read it and
-        # pass it back to the compare-and-swap writes.
-        return models.Resource(**found._mapping)
+            # Detached, like every row handed to tasks: they only read it and
+            # pass it back to the compare-and-swap writes.
+            row = models.Resource(**found._mapping)
+            values = start(row) if start is not None else None
+            if values:
+                self._cas_write(conn, row, holder, values, event)
+        return _applied(row, values) if values else row
 
     def _try_lock_statement(self, with_owner, cancelled_ok):
         key = ("try_lock", with_owner, cancelled_ok)
@@ -506,31 +514,33 @@ class Database:
         """
         if release:
             values["engine_id"] = None
+        with self._engine.begin() as conn:
+            self._cas_write(conn, row, holder, values, event)
+        return _applied(row, values)
+
+    def _cas_write(self, conn, row, holder, values, event):
+        """update_resource's write, in the caller's transaction; ``row`` is
+        left as it was (apply ``values`` once committed: :func:`_applied`)."""
         values["updated_at"] = models.utcnow()
         params = {f"v_{key}": value for key, value in values.items()}
         params.update(w_id=row.id, w_key=row.atomic_key, w_holder=holder,
                       v_atomic_key=row.atomic_key + 1)
-        with self._engine.begin() as conn:
-            result = conn.execute(self._cas_statement(frozenset(values)), params)
-            if result.rowcount != 1:
-                raise exceptions.ResourceLocked(row.name, "a newer owner")
-            if event is not None:
-                conn.execute(self._event_insert, {
-                    "stack_id": row.stack_id,
-                    "resource_name": row.name,
-                    "resource_id": row.id,
-                    "physical_id": values.get("physical_id", row.physical_id),
-                    "action": values.get("action", row.action),
-                    "status": values.get("status", row.status),
-                    "status_reason": values.get("status_reason", ""),
-                    "traversal_id": values.get("traversal_id", row.traversal_id),
-                    "engine_id": event,
-                    "timestamp": models.utcnow(),
-                })
-        for key, value in values.items():
-            setattr(row, key, value)
-        row.atomic_key += 1
-        return row
+        result = conn.execute(self._cas_statement(frozenset(values)), params)
+        if result.rowcount != 1:
+            raise exceptions.ResourceLocked(row.name, "a newer owner")
+        if event is not None:
+            conn.execute(self._event_insert, {
+                "stack_id": row.stack_id,
+                "resource_name": row.name,
+                "resource_id": row.id,
+                "physical_id": values.get("physical_id", row.physical_id),
+                "action": values.get("action", row.action),
+                "status": values.get("status", row.status),
+                "status_reason": values.get("status_reason", ""),
+                "traversal_id": values.get("traversal_id", row.traversal_id),
+                "engine_id": event,
+                "timestamp": models.utcnow(),
+            })
 
     def _cas_statement(self, columns):
         stmt = self._cas_statements.get(columns)
@@ -564,3 +574,11 @@ class Database:
                     .order_by(models.Event.id)
                 )
             )
+
+
+def _applied(row, values):
+    """``row`` as a compare-and-swap write of ``values`` left it."""
+    for key, value in values.items():
+        setattr(row, key, value)
+    row.atomic_key += 1
+    return row

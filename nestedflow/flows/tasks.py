@@ -22,6 +22,8 @@ LOG = logging.getLogger(__name__)
 
 SYMBOL = "resource:{}"
 CLEANED = "cleaned:{}"
+#: Key of ``attr_data`` holding what reverting the last converge must undo.
+UNDO = "undo"
 
 
 class Cancelled(exceptions.NestedflowError):
@@ -126,13 +128,24 @@ class TraversalScope:
             return True
         return not self.runtime.holder_alive(row)
 
-    def lock(self, row_id):
-        """Take the resource lock, waiting while a live holder finishes its action."""
+    def lock(self, row_id, start=None):
+        """Take the resource lock, waiting while a live holder finishes its action.
+
+        ``start(row)``: the state to record once locked (values for
+        :meth:`set_state`'s write, or None), in the lock's own transaction
+        when the lock is free.
+        """
         row = self.db.try_lock_resource(row_id, self.holder, self.stack.id, self.traversal_id,
-                                        owner=self.owner, cancelled_ok=self.reverting)
+                                        owner=self.owner, cancelled_ok=self.reverting,
+                                        start=start, event=self.runtime.engine_id)
         if row is not None:
             self._mark(row.id, True)
             return row
+        row = self._wait_for_lock(row_id)
+        values = start(row) if start is not None else None
+        return self.write(row, event=self.runtime.engine_id, **values) if values else row
+
+    def _wait_for_lock(self, row_id):
         # Taken, superseded or cancelled: find out which, the slow way.
         delay = 0.02
         while True:
@@ -188,6 +201,14 @@ class TraversalScope:
     def set_stack_state(self, action, status, reason, **values):
         self.db.set_stack_state(self.stack.id, self.traversal_id, action, status, reason,
                                 owner=self.owner, **values)
+
+
+def stored_undo(row, scope):
+    """The undo a converge task of ``scope``'s traversal recorded on ``row``."""
+    undo = dict((row.attr_data or {}).get(UNDO) or {})
+    if undo.pop("traversal", None) != scope.traversal_id:
+        return None
+    return undo
 
 
 def isinstance_failure(flow_failures, exc_type):
@@ -405,20 +426,30 @@ class ResourceTask(ScopedTask):
         needed = self.scope.definition.needed_attributes().get(self.resource_name, ())
         return {name: plugin.get_attribute(name) for name in sorted(needed)}
 
-    def create_on(self, row, properties, type_name=None, release=False):
+    def creating(self, row, properties, type_name=None):
+        """The write that marks ``row`` CREATE_IN_PROGRESS (see :meth:`create_on`)."""
+        values = {"type": type_name} if type_name and type_name != row.type else {}
+        # A row whose object was deleted (a rollback, a failed create) keeps
+        # that object's id; the new object is not it.
+        return dict(action="CREATE", status="IN_PROGRESS", status_reason="state changed",
+                    properties_data=properties, traversal_id=self.scope.traversal_id,
+                    physical_id=None, **values)
+
+    def create_on(self, row, properties, type_name=None, release=False, started=False,
+                  undo=None):
         """Create the physical object of locked ``row``; returns the row when done
         (unlocked if ``release``: in the same write as its completion).
 
         ``type_name``: the template's type, when an update creates an object
         for a row that has none (its type may have changed meanwhile).
+        ``started``: the lock already wrote :meth:`creating`.
+        ``undo``: what a revert of this traversal must do, kept on the row
+        (:func:`stored_undo`).
         """
         scope = self.scope
-        values = {"type": type_name} if type_name and type_name != row.type else {}
-        # A row whose object was deleted (a rollback, a failed create) keeps
-        # that object's id; the new object is not it.
-        row = scope.set_state(row, "CREATE", "IN_PROGRESS", "state changed",
-                              properties_data=properties, traversal_id=scope.traversal_id,
-                              physical_id=None, **values)
+        if not started:
+            row = scope.write(row, event=scope.runtime.engine_id,
+                              **self.creating(row, properties, type_name))
         plugin = scope.plugin(row, properties)
         try:
             physical_id = plugin.create()
@@ -428,17 +459,23 @@ class ResourceTask(ScopedTask):
             data = {"ref": plugin.reference_id(), "attrs": self.attributes(plugin),
                     "data": plugin.stored_data(),
                     "fingerprint": self.fingerprint(row.type, properties)}
+            if undo:
+                data[UNDO] = {"traversal": scope.traversal_id, **undo}
         except Exception as error:
             raise self.fail(row, "CREATE", error) from error
         return scope.set_state(row, "CREATE", "COMPLETE", "state changed", release=release,
                                physical_id=physical_id, attr_data=data)
 
-    def resolve(self, inputs, row):
+    def resolve(self, inputs, row=None):
+        """The resource's properties from its dependencies' outputs; a failure
+        is recorded on ``row`` (locked) when given."""
         get_resource, get_attr = resolver(inputs)
         try:
             return self.scope.definition.resolve_properties(
                 self.resource_name, get_resource=get_resource, get_attr=get_attr)
         except Exception as error:
+            if row is None:
+                raise
             raise self.fail(row, self.ACTION, error) from error
 
 
@@ -451,14 +488,23 @@ class CreateResource(ResourceTask):
 
     def execute(self, traversal, **inputs):
         scope = self.scope
-        row = scope.lock(self.row_id)
-        if (row.action, row.status) == ("CREATE", "COMPLETE") and (
-            row.traversal_id == scope.traversal_id
-        ):
+        try:
+            properties = self.resolve(inputs)
+        except Exception as error:
+            row = scope.lock(self.row_id)
+            if self._done(row):
+                return output_of(scope.release(row))
+            raise self.fail(row, self.ACTION, error) from error
+        row = scope.lock(self.row_id, start=lambda row: None if self._done(row) else (
+            self.creating(row, properties)))
+        if self._done(row):
             # Re-run after a crash: the work is done, hand its results on.
             return output_of(scope.release(row))
-        properties = self.resolve(inputs, row)
-        return output_of(self.create_on(row, properties, release=True))
+        return output_of(self.create_on(row, properties, release=True, started=True))
+
+    def _done(self, row):
+        return (row.action, row.status) == ("CREATE", "COMPLETE") and (
+            row.traversal_id == self.scope.traversal_id)
 
     def revert(self, traversal=None, result=None, flow_failures=None, **inputs):
         scope = self.scope
@@ -504,11 +550,15 @@ class ConvergeResource(ResourceTask):
         if row.traversal_id == scope.traversal_id and row.status == "COMPLETE" and (
             row.action in ("UPDATE", "CREATE")
         ):
-            return {**output_of(scope.release(row)), "undo": None}
+            # Re-run after a crash: the journal may not have kept the result,
+            # so what the revert must undo comes from the row.
+            return {**output_of(scope.release(row)), "undo": stored_undo(row, scope)}
         properties = self.resolve(inputs, row)
         if row.action == "INIT" or (row.action, row.status) == ("DELETE", "COMPLETE"):
-            row = self.create_on(row, properties, type_name=self._new_type(), release=True)
-            return {**output_of(row), "undo": {"created": row.id}}
+            undo = {"created": row.id}
+            row = self.create_on(row, properties, type_name=self._new_type(), release=True,
+                                 undo=undo)
+            return {**output_of(row), "undo": undo}
         # A failed or interrupted action left the object in an unknown state:
         # replace it (as Heat does); cleanup deletes whatever the old row made.
         if row.status != "COMPLETE" or row.type != self._new_type() or (
@@ -522,6 +572,7 @@ class ConvergeResource(ResourceTask):
         if properties == old and unchanged_inputs:
             # Unchanged: no plugin action, but dependents still get its data.
             data = dict(row.attr_data or {})
+            data.pop(UNDO, None)
             data["attrs"] = self.attributes(plugin)
             row = scope.write(row, release=True, attr_data=data,
                               traversal_id=scope.traversal_id)
@@ -535,13 +586,15 @@ class ConvergeResource(ResourceTask):
             return self._replace(row, properties, inputs)
         except Exception as error:
             raise self.fail(row, "UPDATE", error) from error
+        undo = {"updated": row.id, "previous": old}
         data = {"ref": plugin.reference_id(), "attrs": self.attributes(plugin),
                 "data": plugin.stored_data(),
-                "fingerprint": self.fingerprint(row.type, properties)}
+                "fingerprint": self.fingerprint(row.type, properties),
+                UNDO: {"traversal": scope.traversal_id, **undo}}
         row = scope.set_state(row, "UPDATE", "COMPLETE", "state changed", release=True,
                               properties_data=properties, attr_data=data,
                               physical_id=new_id or row.physical_id)
-        return {**output_of(row), "undo": {"updated": row.id, "previous": old}}
+        return {**output_of(row), "undo": undo}
 
     def _new_type(self):
         return self.scope.definition.resources[self.resource_name].type
@@ -562,11 +615,12 @@ class ConvergeResource(ResourceTask):
                                        requires, type_name=self._new_type(),
                                        traversal_id=scope.traversal_id)
         scope._mark(new.id, True)
-        new = self.create_on(new, properties)
+        undo = {"replaced": row.id, "replacement": new.id}
+        new = self.create_on(new, properties, undo=undo)
         scope.db.swap_current(row, new, scope.holder)
         scope.release(row)
         new = scope.release(new)
-        return {**output_of(new), "undo": {"replaced": row.id, "replacement": new.id}}
+        return {**output_of(new), "undo": undo}
 
     def revert(self, traversal=None, result=None, flow_failures=None, **inputs):
         scope = self.scope
