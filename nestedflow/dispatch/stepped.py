@@ -141,10 +141,10 @@ class _SteppedEvent(threading.Event):
             raise _Abandoned(item.name)
         if item is None or self.is_set():
             return self.is_set()
-        # Who waits: TraversalScope.lock polling a held lock, or a plugin
-        # action sleeping through ActionContext.sleep.
+        # Who waits: TraversalScope._wait_for_lock polling a held lock, or a
+        # plugin action sleeping through ActionContext.sleep.
         caller = sys._getframe(1).f_code.co_name
-        item.waiting_for = "lock" if caller == "lock" else "action"
+        item.waiting_for = "lock" if caller == "_wait_for_lock" else "action"
         self._simulation._pause(item)
         if item.abandoned:
             raise _Abandoned(item.name)

@@ -426,9 +426,11 @@ class ResourceTask(ScopedTask):
         needed = self.scope.definition.needed_attributes().get(self.resource_name, ())
         return {name: plugin.get_attribute(name) for name in sorted(needed)}
 
-    def creating(self, row, properties, type_name=None):
+    def creating(self, row, properties, type_name=None, revive=False):
         """The write that marks ``row`` CREATE_IN_PROGRESS (see :meth:`create_on`)."""
         values = {"type": type_name} if type_name and type_name != row.type else {}
+        if revive:
+            values["current"] = True
         # A row whose object was deleted (a rollback, a failed create) keeps
         # that object's id; the new object is not it.
         return dict(action="CREATE", status="IN_PROGRESS", status_reason="state changed",
@@ -436,7 +438,7 @@ class ResourceTask(ScopedTask):
                     physical_id=None, **values)
 
     def create_on(self, row, properties, type_name=None, release=False, started=False,
-                  undo=None):
+                  undo=None, revive=False):
         """Create the physical object of locked ``row``; returns the row when done
         (unlocked if ``release``: in the same write as its completion).
 
@@ -444,12 +446,12 @@ class ResourceTask(ScopedTask):
         for a row that has none (its type may have changed meanwhile).
         ``started``: the lock already wrote :meth:`creating`.
         ``undo``: what a revert of this traversal must do, kept on the row
-        (:func:`stored_undo`).
+        (:func:`stored_undo`). ``revive``: make the row current again.
         """
         scope = self.scope
         if not started:
             row = scope.write(row, event=scope.runtime.engine_id,
-                              **self.creating(row, properties, type_name))
+                              **self.creating(row, properties, type_name, revive))
         plugin = scope.plugin(row, properties)
         try:
             physical_id = plugin.create()
@@ -556,8 +558,11 @@ class ConvergeResource(ResourceTask):
         properties = self.resolve(inputs, row)
         if row.action == "INIT" or (row.action, row.status) == ("DELETE", "COMPLETE"):
             undo = {"created": row.id}
+            # An older traversal's cleanup may have retired the row while this
+            # traversal (whose template has the resource) was starting: the
+            # object made now is the current version again.
             row = self.create_on(row, properties, type_name=self._new_type(), release=True,
-                                 undo=undo)
+                                 undo=undo, revive=not row.current)
             return {**output_of(row), "undo": undo}
         # A failed or interrupted action left the object in an unknown state:
         # replace it (as Heat does); cleanup deletes whatever the old row made.

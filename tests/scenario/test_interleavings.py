@@ -449,3 +449,31 @@ def test_clean_rollback_needs_no_second_traversal(sim):
     sim.settle()
     assert [t.action for t in sim.traversals] == ["CREATE", "UPDATE"]
     assert state(sim, create.stack_id) == "ROLLBACK_COMPLETE"
+
+
+def test_resource_retired_by_an_older_cleanup_in_flight_is_brought_back(sim):
+    """Found by the property test: an update drops b and is deleting it when a
+    newer update that has b again is built; the old delete then retires b's
+    row. The newer update re-creates b on that row, which must be current
+    again -- not deleted by its own cleanup as a replaced version."""
+    with_b = template("""
+resources:
+  a: {type: OS::Heat::None}
+  b: {type: OS::Heat::TestResource, properties: {value: x, wait_secs: 5}}
+""")
+    without_b = template("""
+resources:
+  a: {type: OS::Heat::None}
+""")
+    create = sim.create("s", with_b)
+    sim.run_to_end(create)
+    drop = sim.update(create.stack_id, without_b)
+    deleting = sim.run(drop, until="delete b", paused=True)
+    assert (deleting.state, deleting.waiting_for) == ("paused", "action")
+    back = sim.update(create.stack_id, with_b)
+    sim.run(back, until="begin update")  # built while b's row is still current
+    sim.step(drop, "delete b")  # the old delete completes and retires the row
+    sim.run_to_end(back, drop)
+    assert state(sim, create.stack_id) == "UPDATE_COMPLETE"
+    converged(sim, create.stack_id)
+    assert "b" in objects(sim, create.stack_id)
