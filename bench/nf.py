@@ -150,14 +150,20 @@ class Conductors:
         self._dir = tempfile.mkdtemp(prefix="nestedflow-bench-conductors-")
 
     def __enter__(self):
+        from nestedflow.conf import CONF
+
         command = conductor_command()
+        # Nested stacks are validated where they run: the conductors need
+        # the tree-size limit configure() raised in this process too.
+        limit = CONF.engine.max_resources_per_stack
         for i in range(self.count):
             conf = os.path.join(self._dir, f"conductor-{i}.conf")
             with open(conf, "w") as handle:
                 handle.write(
                     f"[database]\nconnection = {self.db_url}\n\n"
                     f"[engine]\njobboard_url = {self.jobboard_url}\n"
-                    f"transport_url = {self.transport_url}\n\n"
+                    f"transport_url = {self.transport_url}\n"
+                    f"max_resources_per_stack = {limit}\n\n"
                     f"[conductor]\nname = bench-conductor-{i}\n"
                     f"resource_action_workers = {self.workers}\n"
                 )
