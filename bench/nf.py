@@ -208,24 +208,11 @@ def compile_stack(engine, template, measured):
     import futurist
     import taskflow.engines
 
-    from nestedflow.dispatch import base
+    from nestedflow.dispatch import held
     from nestedflow.flows import engine as flow_engine
     from nestedflow.flows import factories, runner, runtime
 
-    class Hold(base.Dispatcher):
-        def __init__(self):
-            self.held = []
-
-        def dispatch(self, stack_id, traversal_id, action):
-            self.held.append((stack_id, traversal_id, action))
-
-        def add_done_callback(self, callback):
-            pass
-
-        def close(self):
-            pass
-
-    hold = Hold()
+    hold = held.HeldDispatcher()
     engine._dispatcher = hold
     start = time.perf_counter()
     engine.create_stack(_name("compile"), template)

@@ -9,7 +9,7 @@ rolled-back update would keep the new properties (or the replacement).
 
 import pytest
 
-from nestedflow.dispatch import base
+from nestedflow.dispatch import held
 from nestedflow.flows import factories, runtime, tasks
 
 pytestmark = pytest.mark.functional
@@ -21,24 +21,8 @@ def _template(**properties):
                                 "properties": {"value": "one", **properties}}}}
 
 
-class _Hold(base.Dispatcher):
-    """Stores traversals without running them: the test runs their tasks."""
-
-    def __init__(self):
-        self.held = []
-
-    def dispatch(self, stack_id, traversal_id, action):
-        self.held.append((stack_id, traversal_id, action))
-
-    def add_done_callback(self, callback):
-        pass
-
-    def close(self):
-        pass
-
-
 def _run_twice(engine, stack_id, template, name="a"):
-    hold = _Hold()
+    hold = held.HeldDispatcher()
     engine._dispatcher = hold
     engine.update_stack(stack_id, template)
     stack_id, traversal_id, action = hold.held[-1]
