@@ -137,3 +137,13 @@ class FlowFactoryNotAllowed(NestedflowError):
 
 class WaitTimeout(NestedflowError):
     pass
+
+
+class StackTimedOut(NestedflowError):
+    """A create or update ran past the stack's ``timeout`` (minutes); the
+    traversal fails (and rolls back, unless rollback is disabled)."""
+
+    def __init__(self, action, minutes):
+        self.action = action
+        self.minutes = minutes
+        super().__init__(f"Stack {action} timed out after {minutes} minute(s)")

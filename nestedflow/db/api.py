@@ -253,6 +253,18 @@ class Database:
                                  status_reason=values.get("status_reason", ""),
                                  traversal_id=new_traversal))
 
+    def traversal_started_at(self, stack, traversal_id):
+        """When ``traversal_id`` of ``stack`` began: its "started" event, or
+        the stack's creation for the create that has none."""
+        with self.reader() as session:
+            started = session.scalar(
+                sa.select(sa.func.min(models.Event.timestamp))
+                .where(models.Event.stack_id == stack.id,
+                       models.Event.traversal_id == traversal_id,
+                       models.Event.resource_name.is_(None))
+            )
+        return started or stack.created_at
+
     def claim_traversal(self, stack_id, traversal_id, owner):
         """Make ``owner`` (one run of the traversal) the only one allowed to write.
 

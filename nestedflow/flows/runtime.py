@@ -41,6 +41,7 @@ class Runtime:
     _stops: dict = dataclasses.field(default_factory=dict)
     _stops_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
     _owners: set = dataclasses.field(default_factory=set)
+    _timers: dict = dataclasses.field(default_factory=dict)
 
     def holder_alive(self, row):
         """Whether the run holding ``row``'s lock may still be acting on it."""
@@ -70,9 +71,26 @@ class Runtime:
         with self._stops_lock:
             return self._stops.setdefault(traversal_id, threading.Event())
 
+    def stop_at(self, traversal_id, deadline):
+        """Set the traversal's stop event at ``deadline`` (UTC, naive): its
+        waits end then, and its tasks find the deadline passed."""
+        event = self.stop_event(traversal_id)
+        delay = max(0.0, (deadline - models.utcnow()).total_seconds())
+        timer = threading.Timer(delay, event.set)
+        timer.daemon = True
+        with self._stops_lock:
+            previous = self._timers.pop(traversal_id, None)
+            self._timers[traversal_id] = timer
+        if previous is not None:
+            previous.cancel()
+        timer.start()
+
     def forget(self, traversal_id):
         with self._stops_lock:
             self._stops.pop(traversal_id, None)
+            timer = self._timers.pop(traversal_id, None)
+        if timer is not None:
+            timer.cancel()
 
     def stop_all(self):
         with self._stops_lock:

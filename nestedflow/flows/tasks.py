@@ -6,6 +6,7 @@ be re-run after a crash or run by a conductor that was paused while another
 took over. The ``revert`` handlers are the rollback.
 """
 
+import datetime
 import logging
 import threading
 import uuid
@@ -24,6 +25,9 @@ SYMBOL = "resource:{}"
 CLEANED = "cleaned:{}"
 #: Key of ``attr_data`` holding what reverting the last converge must undo.
 UNDO = "undo"
+#: Traversals a stack's ``timeout`` applies to (as in Heat: a rollback, a
+#: delete and the other actions are not cut short).
+TIMED_ACTIONS = ("CREATE", "UPDATE")
 
 
 class Cancelled(exceptions.NestedflowError):
@@ -45,6 +49,12 @@ class TraversalScope:
         # crash) re-claims the stack and so may take over these locks.
         self.holder = f"{traversal_id}/{owner}"
         self.stop_event = runtime.stop_event(traversal_id)
+        #: When a timed create or update must have settled (UTC), else None.
+        self.deadline = None
+        if stack.timeout and action in TIMED_ACTIONS:
+            started = self.db.traversal_started_at(stack, traversal_id)
+            self.deadline = started + datetime.timedelta(minutes=stack.timeout)
+            runtime.stop_at(traversal_id, self.deadline)
         #: Set once cleanup deleted something: from then on there is no way back.
         self.cleanup_started = False
         # Per task run (TaskFlow runs each task in its own worker thread):
@@ -92,7 +102,20 @@ class TraversalScope:
 
     # -- ownership ----------------------------------------------------------
 
+    def check_deadline(self):
+        """Raise once a timed traversal is past its deadline (reverts go on)."""
+        if self.deadline is not None and not self.reverting and (
+                models.utcnow() >= self.deadline):
+            raise exceptions.StackTimedOut(self.action, self.stack.timeout)
+
+    def seconds_left(self):
+        """Until the deadline (None: no deadline applies to this task)."""
+        if self.deadline is None or self.reverting:
+            return None
+        return max(0.0, (self.deadline - models.utcnow()).total_seconds())
+
     def check_owner(self):
+        self.check_deadline()
         current, owner, cancel, _ = self.db.ownership(self.stack.id)
         # No new action once superseded; actions in flight finish (their
         # results are kept and the new traversal converges from them).
@@ -135,6 +158,7 @@ class TraversalScope:
         :meth:`set_state`'s write, or None), in the lock's own transaction
         when the lock is free.
         """
+        self.check_deadline()
         row = self.db.try_lock_resource(row_id, self.holder, self.stack.id, self.traversal_id,
                                         owner=self.owner, cancelled_ok=self.reverting,
                                         start=start, event=self.runtime.engine_id)

@@ -40,6 +40,10 @@ class NestedStackResource(base.Resource):
     def _children(self):
         return self.context.children
 
+    def timeout_minutes(self, properties):
+        """The child stack's own timeout; the parent's remaining time caps it."""
+        return None
+
     def _run(self, call, *args):
         try:
             return call(*args)
@@ -53,7 +57,7 @@ class NestedStackResource(base.Resource):
         template, parameters, child_files = self.child_template(self.properties, files)
         self.context.physical_id = ChildStacks.child_id(self.context.create_key)
         self._run(children.create, self.name, self.context.create_key, template, parameters,
-                  child_files)
+                  child_files, self.timeout_minutes(self.properties))
         return self.context.physical_id
 
     def update(self, new_properties, old_properties):
@@ -108,6 +112,9 @@ class StackResource(NestedStackResource):
                             update_allowed=True),
     }
     attributes_schema = {"outputs": Attribute("The child stack's outputs (a map).")}
+
+    def timeout_minutes(self, properties):
+        return properties.get("timeout")
 
     def child_template(self, properties, files):
         template = properties["template"]

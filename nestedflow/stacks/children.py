@@ -7,6 +7,7 @@ gives up its job slot, so a deep tree never deadlocks on slots.
 """
 
 import dataclasses
+import math
 import time
 import uuid
 
@@ -71,14 +72,23 @@ class ChildStacks:
             template_id = self._parent.prev_raw_template_id
         return self._rt.db.get_template(template_id).files or {}
 
-    def create(self, resource_name, create_key, template, parameters, files):
+    def child_timeout(self, minutes=None):
+        """The child's timeout (minutes): its own, at most what the parent has left."""
+        left = self._scope.seconds_left()
+        if left is not None:
+            parent_minutes = max(1, math.ceil(left / 60))
+            minutes = parent_minutes if minutes is None else min(minutes, parent_minutes)
+        return None if minutes is None else max(1, math.ceil(minutes))
+
+    def create(self, resource_name, create_key, template, parameters, files, timeout=None):
         parent = self._parent
         link = ParentLink(stack_id=parent.id, root_id=parent.root_id or parent.id,
                           resource_name=resource_name, depth=parent.nested_depth)
         child_id = self.child_id(create_key)
         self._rt.stacks.create(
             f"{parent.name}-{resource_name}-{child_id[:8]}", template, parameters, files,
-            disable_rollback=True, parent=link, stack_id=child_id)
+            disable_rollback=True, timeout=self.child_timeout(timeout), parent=link,
+            stack_id=child_id)
         return self.wait(child_id, "CREATE")
 
     def update(self, child_id, template, parameters, files):
@@ -124,9 +134,17 @@ class ChildStacks:
         started = time.monotonic()
         with self._rt.slots.waiting(scope.traversal_id):
             while True:
-                self._rt.events.wait((child_id, parent_id), done)
+                self._rt.events.wait((child_id, parent_id), done,
+                                     timeout=scope.seconds_left())
                 if db.get_stack(child_id).status != "IN_PROGRESS":
                     break
+                left = scope.seconds_left()
+                if left is not None and left <= 0:
+                    # The parent timed out: cut the child short too (its
+                    # actions in flight would run on); the parent's revert
+                    # then deletes it.
+                    self._stop(child_id)
+                    scope.check_deadline()
                 _, _, cancel, _ = db.ownership(parent_id)
                 if cancel and not cancelled:
                     # Cancelling the parent cancels the child the same way.
@@ -149,6 +167,16 @@ class ChildStacks:
         if (child.action, child.status) != (action, "COMPLETE"):
             raise NestedStackFailed(child.status_reason or f"{child.action}_{child.status}")
         return child
+
+    def _stop(self, child_id):
+        """Cancel the child's create or update with rollback, waits included."""
+        try:
+            traversal_id = self._rt.stacks.cancel(child_id, rollback=True)
+        except exceptions.ActionNotAllowed:
+            return
+        # Conductors cut the waits of the runs they hold when they see the
+        # cancel; a run of this process is cut here, as Engine.cancel_update does.
+        self._rt.stop_event(traversal_id).set()
 
     @staticmethod
     def _resource_name(child):

@@ -36,6 +36,11 @@ class StackLifecycle:
         so a re-run of the parent's task finds the child it made.
         """
         stack_id = stack_id or str(uuid.uuid4())
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)
+                                    or timeout < 1):
+            raise exceptions.StackValidationFailed(
+                f"must be a whole number of minutes, at least 1 (got {timeout!r})",
+                path="timeout")
         if parent is not None:
             try:
                 existing = self.db.get_stack(stack_id)
