@@ -13,13 +13,23 @@ reasons this module removes without changing what the compilation is:
   a depth-first search from the root; :class:`IndexedNode` answers that
   lookup from an index kept by the root.
 
+It also waits for atoms differently. TaskFlow schedules every ready atom
+at once (a thousand, for a flat stack) and, after each completion, waits
+with ``futurist.waiters.wait_for_any`` on all the futures not done yet,
+which installs and removes a waiter on each of them: quadratic again.
+:class:`CompletionWaiter` is told of completions by a done-callback
+instead, so a wait costs set operations on what completed.
+
 The engine is registered in TaskFlow's own ``taskflow.engines`` entry-point
 namespace as :data:`ENGINE` and loaded by name like TaskFlow's engines.
 """
 
+import functools
+import threading
+
 from taskflow import flow as tf_flow
 from taskflow import task as tf_task
-from taskflow.engines.action_engine import compiler, engine
+from taskflow.engines.action_engine import builder, compiler, engine, runtime
 from taskflow.types import graph as gr
 from taskflow.types import tree as tr
 
@@ -119,9 +129,55 @@ class PatternCompiler(compiler.PatternCompiler):
         ]
 
 
+class CompletionWaiter:
+    """``wait_for_any(fs, timeout)`` -> ``(done, not_done)`` for one engine.
+
+    Each future is watched once, by a done-callback; a wait returns the
+    watched futures that completed (none after ``timeout``) and the rest.
+    """
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._completed = set()
+        self._watched = set()
+
+    def _on_done(self, future):
+        with self._cond:
+            self._completed.add(future)
+            self._cond.notify_all()
+
+    def __call__(self, fs, timeout=None):
+        fs = set(fs)
+        for future in fs - self._watched:
+            self._watched.add(future)
+            # Called at once (in this thread) if it is done already.
+            future.add_done_callback(self._on_done)
+        with self._cond:
+            if not self._completed & fs:
+                self._cond.wait(timeout)
+            done = self._completed & fs
+            self._completed -= done
+        self._watched -= done
+        return done, fs - done
+
+
+class _Runtime(runtime.Runtime):
+    @functools.cached_property
+    def builder(self):
+        return builder.MachineBuilder(self, CompletionWaiter())
+
+
 class ParallelEngine(engine.ParallelActionEngine):
-    """TaskFlow's parallel engine, compiling with :class:`PatternCompiler`."""
+    """TaskFlow's parallel engine, compiling with :class:`PatternCompiler` and
+    waiting with :class:`CompletionWaiter`."""
 
     def __init__(self, flow, flow_detail, backend, options):
         super().__init__(flow, flow_detail, backend, options)
         self._compiler = PatternCompiler(flow)
+
+    def compile(self):
+        super().compile()
+        # The stock runtime with only its state machine's waiter replaced;
+        # nothing has used its builder yet.
+        if type(self._runtime) is runtime.Runtime:
+            self._runtime.__class__ = _Runtime

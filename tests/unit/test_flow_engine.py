@@ -67,3 +67,26 @@ def test_engine_is_loadable_by_name_and_runs_a_flow():
     assert isinstance(tf_engine, engine.ParallelEngine)
     tf_engine.run()
     assert tf_engine.storage.fetch("r7") == "r7"
+
+
+def test_completion_waiter_returns_what_completed_and_the_rest():
+    import threading
+    from concurrent import futures
+
+    waiter = engine.CompletionWaiter()
+    fs = {futures.Future() for _ in range(5)}
+    first, *others = sorted(fs, key=id)
+    # Nothing done: the timeout ends the wait with nothing.
+    done, not_done = waiter(fs, timeout=0.01)
+    assert done == set() and not_done == fs
+    # Completed from another thread while waiting.
+    threading.Timer(0.05, first.set_result, args=(1,)).start()
+    done, not_done = waiter(fs, timeout=5)
+    assert done == {first} and not_done == fs - {first}
+    # Already done before the wait (callback runs at registration); a
+    # completion is reported once.
+    others[0].set_result(2)
+    late = futures.Future()
+    late.set_result(3)
+    done, not_done = waiter(not_done | {late}, timeout=5)
+    assert done == {others[0], late} and not_done == set(others[1:])
