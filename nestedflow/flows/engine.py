@@ -13,6 +13,21 @@ reasons this module removes without changing what the compilation is:
   a depth-first search from the root; :class:`IndexedNode` answers that
   lookup from an index kept by the root.
 
+Finding an atom's arguments was quadratic too: TaskFlow's scope walker
+scans every sibling left of the atom for its predecessors (a flat stack's
+last resource scans a thousand siblings to find the first task), looking
+each sibling's position up with a list search. :class:`ScopeWalker` yields
+the same scopes, in the same order, from the predecessors themselves.
+
+And choosing what runs next was quadratic: after each completion TaskFlow
+checks every descendant of the atom that completed (a chain of 500 checks
+all the rest of the chain, 500 times), and checks each candidate's
+ancestors from the same end every time (a flat stack's last task: a
+thousand ancestors, after each of a thousand completions).
+:class:`Selector` stops at descendants that cannot be ready yet and resumes
+an ancestor check where the previous one stopped; it selects the same
+atoms.
+
 It also waits for atoms differently. TaskFlow schedules every ready atom
 at once (a thousand, for a flat stack) and, after each completion, waits
 with ``futurist.waiters.wait_for_any`` on all the futures not done yet,
@@ -24,12 +39,15 @@ The engine is registered in TaskFlow's own ``taskflow.engines`` entry-point
 namespace as :data:`ENGINE` and loaded by name like TaskFlow's engines.
 """
 
+import collections
 import functools
 import threading
 
 from taskflow import flow as tf_flow
 from taskflow import task as tf_task
 from taskflow.engines.action_engine import builder, compiler, engine, runtime
+from taskflow.engines.action_engine import deciders, scopes, selector, traversal
+from taskflow import states
 from taskflow.types import graph as gr
 from taskflow.types import tree as tr
 
@@ -161,15 +179,167 @@ class CompletionWaiter:
         return done, fs - done
 
 
+class ScopeWalker(scopes.ScopeWalker):
+    """TaskFlow's scopes of an atom, found from its predecessors.
+
+    A level's scope is the predecessors that sit in a sibling left of the
+    atom's branch, nearest sibling first and, inside a sibling flow, in its
+    left-to-right depth-first order -- what the stock walker finds by
+    scanning all those siblings. The compilation is frozen, so the scopes
+    are worked out once. ``positions`` (node id -> {child item: index}) is
+    shared by the walkers of one compilation.
+    """
+
+    def __init__(self, compilation, atom, positions, names_only=False):
+        super().__init__(compilation, atom, names_only=names_only)
+        self._hierarchy = compilation.hierarchy
+        self._positions = positions
+        self._scopes = None
+
+    def _position(self, parent, item):
+        index = self._positions.get(id(parent))
+        if index is None:
+            index = {}
+            for i, child in enumerate(parent):
+                index.setdefault(child.item, i)
+            self._positions[id(parent)] = index
+        return index[item]
+
+    def _branch(self, parent, atom):
+        """The child of ``parent`` that holds ``atom``, if any."""
+        node = self._hierarchy.find(atom)
+        while node is not None and node.parent is not parent:
+            node = node.parent
+        return node
+
+    def _levels(self):
+        graph = self._execution_graph
+        predecessors = {node for node in graph.bfs_predecessors_iter(self._atom)
+                        if graph.nodes[node]["kind"] in compiler.ATOMS}
+        last = self._node
+        for parent in self._node.path_iter(include_self=False):
+            if not predecessors:
+                break
+            last_idx = self._position(parent, last.item)
+            by_index = {}
+            for atom in predecessors:
+                branch = self._branch(parent, atom)
+                if branch is not None:
+                    index = self._position(parent, branch.item)
+                    if index < last_idx:
+                        by_index.setdefault(index, set()).add(atom)
+            visible = []
+            for index in sorted(by_index, reverse=True):
+                child = parent[index]
+                if child.metadata.get("noop"):
+                    wanted = by_index[index]
+                    visible.extend(node.item for node in child.dfs_iter(right_to_left=False)
+                                   if node.item in wanted)
+                else:
+                    visible.append(child.item)
+            predecessors.difference_update(visible)
+            yield visible, [atom.name for atom in visible]
+            last = parent
+
+    def __iter__(self):
+        if self._scopes is None:
+            self._scopes = list(self._levels())
+        for visible, names in self._scopes:
+            # A copy, as the stock walker gives: callers may keep or change it.
+            yield list(names if self._names_only else visible)
+
+
+_DONE_STATES = (states.SUCCESS, states.IGNORE)
+_DONE_INTENTIONS = (states.EXECUTE, states.IGNORE)
+
+
+class Selector(selector.Selector):
+    """TaskFlow's selector of the atoms to execute next, without its
+    quadratic searches.
+
+    An atom may execute when every ancestor is done (succeeded, or ignored).
+    After an atom completes, only its descendants reachable through done
+    atoms can have become ready: a descendant behind an atom that is not
+    done has that atom as an unfinished ancestor. And whether all ancestors
+    are done does not depend on the order they are checked in, so a check
+    starts with the ancestor that held the atom back last time; the check
+    that lets the atom run still looks at every ancestor.
+    """
+
+    def __init__(self, runtime_):
+        super().__init__(runtime_)
+        # atom -> (its ancestors' names, index of the one that held it back)
+        self._waiting = {}
+
+    def _done(self, name):
+        state, intention = self._storage.get_atoms_states([name])[name]
+        return state in _DONE_STATES and intention in _DONE_INTENTIONS
+
+    def _browse_atoms_for_execute(self, atom=None):
+        if atom is None:
+            yield from super()._browse_atoms_for_execute()
+            return
+        graph = self._execution_graph
+        queue = collections.deque(graph.successors(atom))
+        seen = set()
+        while queue:
+            node = queue.popleft()
+            if node in seen:
+                continue
+            seen.add(node)
+            if graph.nodes[node]["kind"] in compiler.ATOMS:
+                ready, late_decider = self._get_maybe_ready_for_execute(node)
+                if ready:
+                    yield node, late_decider
+                # Checked after the caller acted on what was yielded: its
+                # deciders may have just ignored this atom.
+                if not self._done(node.name):
+                    continue
+            queue.extend(graph.successors(node))
+
+    def _get_maybe_ready_for_execute(self, atom):
+        storage = self._storage
+        state = storage.get_atom_state(atom.name)
+        if not self._runtime.check_atom_transition(atom, state, states.RUNNING):
+            return False, None
+        if storage.get_atom_intention(atom.name) != states.EXECUTE:
+            return False, None
+        ancestors, start = self._waiting.get(atom, (None, 0))
+        if ancestors is None:
+            ancestors = [node.name for node in traversal.depth_first_iterate(
+                self._execution_graph, atom, traversal.Direction.BACKWARD)]
+        for step in range(len(ancestors)):
+            index = (start + step) % len(ancestors)
+            if not self._done(ancestors[index]):
+                self._waiting[atom] = (ancestors, index)
+                return False, None
+        # Forgotten once it may run: a chain keeps no ancestor lists.
+        self._waiting.pop(atom, None)
+        return True, deciders.IgnoreDecider(atom, self._runtime.fetch_edge_deciders(atom))
+
+
 class _Runtime(runtime.Runtime):
     @functools.cached_property
     def builder(self):
         return builder.MachineBuilder(self, CompletionWaiter())
 
+    @functools.cached_property
+    def selector(self):
+        return Selector(self)
+
+    def use_fast_scopes(self):
+        """Replace every atom's scope walker with :class:`ScopeWalker`."""
+        positions = {}
+        for metadata in self._atom_cache.values():
+            stock = metadata["scope_walker"]
+            metadata["scope_walker"] = ScopeWalker(
+                self.compilation, stock._atom, positions, names_only=stock._names_only)
+
 
 class ParallelEngine(engine.ParallelActionEngine):
-    """TaskFlow's parallel engine, compiling with :class:`PatternCompiler` and
-    waiting with :class:`CompletionWaiter`."""
+    """TaskFlow's parallel engine, compiling with :class:`PatternCompiler`,
+    waiting with :class:`CompletionWaiter`, finding arguments with
+    :class:`ScopeWalker` and the next atoms with :class:`Selector`."""
 
     def __init__(self, flow, flow_detail, backend, options):
         super().__init__(flow, flow_detail, backend, options)
@@ -181,3 +351,4 @@ class ParallelEngine(engine.ParallelActionEngine):
         # nothing has used its builder yet.
         if type(self._runtime) is runtime.Runtime:
             self._runtime.__class__ = _Runtime
+            self._runtime.use_fast_scopes()

@@ -1,8 +1,10 @@
 """nestedflow's TaskFlow engine compiles flows exactly as stock TaskFlow does."""
 
+import futurist
 import taskflow.engines
-from taskflow import task
+from taskflow import retry, task
 from taskflow.engines.action_engine import compiler as stock
+from taskflow.engines.action_engine import scopes
 from taskflow.patterns import graph_flow, linear_flow, unordered_flow
 
 from nestedflow.flows import engine
@@ -27,7 +29,17 @@ def _flows():
     graph = graph_flow.Flow("g").add(g1, g2, g3)
     graph.link(g3, g1)
     nested.add(Noop("first"), inner, graph, Noop("last"))
-    return [flat, chain, nested]
+    # Providers at several depths, a retry-controlled subflow, and a name
+    # provided twice (scope order decides which one an atom sees).
+    deep = graph_flow.Flow("deep")
+    sub = linear_flow.Flow("sub", retry=retry.Times(2, name="again")).add(
+        Noop("s1", provides="v"), Noop("s2", provides="w", requires=["v"]))
+    side = unordered_flow.Flow("side").add(
+        Noop("o1", provides="v2"), linear_flow.Flow("side-inner").add(Noop("o2", provides="v3")))
+    deep.add(Noop("root", provides="r"), sub, side,
+             Noop("user", requires=["r", "v", "w", "v2", "v3"]))
+    outer = linear_flow.Flow("wrap").add(Noop("pre", provides="v"), deep, Noop("post", requires=["v"]))
+    return [flat, chain, nested, outer]
 
 
 def _shape(compilation):
@@ -61,6 +73,32 @@ def test_compilation_matches_stock_taskflow():
                 node.parent.item if node.parent else None)
 
 
+def test_scope_walker_yields_the_stock_scopes():
+    for flow_ in _flows():
+        compilation = engine.PatternCompiler(flow_).compile()
+        positions = {}
+        atoms = [node for node, data in compilation.execution_graph.nodes(data=True)
+                 if data["kind"] in stock.ATOMS]
+        assert atoms
+        for atom in atoms:
+            for names_only in (True, False):
+                theirs = scopes.ScopeWalker(compilation, atom, names_only=names_only)
+                ours = engine.ScopeWalker(compilation, atom, positions, names_only=names_only)
+                expected = [list(level) for level in theirs]
+                assert list(ours) == expected, (flow_.name, atom.name)
+                assert list(ours) == expected  # computed once, yielded again
+
+
+def test_flows_find_the_nearest_provider():
+    flow_ = _flows()[3]
+    tf_engine = taskflow.engines.load(flow_, engine=engine.ENGINE)
+    tf_engine.run()
+    walker = tf_engine._runtime.fetch_scopes_for("user")
+    assert isinstance(walker, engine.ScopeWalker)
+    assert tf_engine.storage.fetch_mapped_args({"v": "v"}, atom_name="user") == {"v": "s1"}
+    assert tf_engine.storage.fetch_mapped_args({"v": "v"}, atom_name="post") == {"v": "s1"}
+
+
 def test_engine_is_loadable_by_name_and_runs_a_flow():
     flow_ = _flows()[0]
     tf_engine = taskflow.engines.load(flow_, engine=engine.ENGINE)
@@ -90,3 +128,57 @@ def test_completion_waiter_returns_what_completed_and_the_rest():
     late.set_result(3)
     done, not_done = waiter(not_done | {late}, timeout=5)
     assert done == {others[0], late} and not_done == set(others[1:])
+
+
+class Boom(task.Task):
+    def execute(self, **kwargs):
+        raise RuntimeError("boom")
+
+
+def _decided_flows():
+    """Flows whose outcome depends on which atoms the selector picks:
+    decider edges that ignore atoms or whole branches, and a failure that
+    reverts what ran."""
+    ignored = graph_flow.Flow("ignored")
+    a, b, c, d = Noop("a"), Noop("b"), Noop("c"), Noop("d")
+    e, f = Noop("e"), Noop("f")
+    ignored.add(a, b, c, d, e, f)
+    # a -> b is refused for b only: c (after b) still runs, b is IGNORE.
+    ignored.link(a, b, decider=lambda history: False, decider_depth="atom")
+    ignored.link(b, c)
+    # a -> d is refused for everything after d as well.
+    ignored.link(a, d, decider=lambda history: False, decider_depth="all")
+    ignored.link(d, e)
+    ignored.link(c, f)
+    failing = graph_flow.Flow("failing")
+    failing.add(Noop("x", provides="x"), Noop("y", requires=["x"], provides="y"),
+                Noop("side", requires=["x"]), Boom("z", requires=["y"]))
+    chain = _flows()[1]
+    return [ignored, failing, chain, _flows()[0], _flows()[3]]
+
+
+def _final(flow_, engine_name, executor):
+    tf_engine = taskflow.engines.load(flow_, engine=engine_name, executor=executor)
+    try:
+        tf_engine.run()
+    except RuntimeError:
+        pass
+    states = tf_engine.storage.get_atoms_states(
+        [atom.name for atom in tf_engine._runtime.iterate_nodes(stock.ATOMS)])
+    return tf_engine.storage.get_flow_state(), states
+
+
+def test_selector_runs_what_stock_taskflow_runs():
+    # A shared executor: an engine's own is shut down at the end of its run,
+    # which takes a second.
+    with futurist.ThreadPoolExecutor(max_workers=4) as executor:
+        for flow_ in _decided_flows():
+            ours = _final(flow_, engine.ENGINE, executor)
+            theirs = _final(flow_, "parallel", executor)
+            assert ours == theirs, flow_.name
+        # The cases above do exercise ignoring and reverting.
+        flow_state, states = _final(_decided_flows()[0], engine.ENGINE, executor)
+        assert states["b"][0] == "IGNORE" and states["c"][0] == "SUCCESS"
+        assert states["d"][0] == "IGNORE" and states["e"][0] == "IGNORE"
+        flow_state, states = _final(_decided_flows()[1], engine.ENGINE, executor)
+        assert flow_state == "REVERTED" and states["y"][0] == "REVERTED"
