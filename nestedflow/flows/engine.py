@@ -44,10 +44,18 @@ import functools
 import threading
 
 from taskflow import flow as tf_flow
-from taskflow import task as tf_task
-from taskflow.engines.action_engine import builder, compiler, engine, runtime
-from taskflow.engines.action_engine import deciders, scopes, selector, traversal
 from taskflow import states
+from taskflow import task as tf_task
+from taskflow.engines.action_engine import (
+    builder,
+    compiler,
+    deciders,
+    engine,
+    runtime,
+    scopes,
+    selector,
+    traversal,
+)
 from taskflow.types import graph as gr
 from taskflow.types import tree as tr
 

@@ -38,7 +38,8 @@ def _flows():
         Noop("o1", provides="v2"), linear_flow.Flow("side-inner").add(Noop("o2", provides="v3")))
     deep.add(Noop("root", provides="r"), sub, side,
              Noop("user", requires=["r", "v", "w", "v2", "v3"]))
-    outer = linear_flow.Flow("wrap").add(Noop("pre", provides="v"), deep, Noop("post", requires=["v"]))
+    outer = linear_flow.Flow("wrap").add(
+        Noop("pre", provides="v"), deep, Noop("post", requires=["v"]))
     return [flat, chain, nested, outer]
 
 
