@@ -1,6 +1,7 @@
 """Counting SQL, peak memory, fresh databases and threaded profiling for one case run."""
 
 import cProfile
+import functools
 import os
 import pstats
 import re
@@ -18,8 +19,13 @@ DEFAULT_PG_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/nestedflow_bench
 _TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE)\s+\"?(\w+)", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=4096)
 def statement_kind(statement):
-    """``"UPDATE resource"``, ``"SELECT atomdetails"``, ``"BEGIN"``...: verb and first table."""
+    """``"UPDATE resource"``, ``"SELECT atomdetails"``, ``"BEGIN"``...: verb and first table.
+
+    Cached: the statements repeat, and the counting must not cost the
+    measured engines much.
+    """
     words = statement.split(None, 1)
     verb = words[0].upper() if words else "?"
     match = _TABLE.search(statement)

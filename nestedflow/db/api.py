@@ -141,27 +141,37 @@ class Database:
     @staticmethod
     def _add_resources(session, stack_id, template_id, resource_values, existing=None):
         """Insert resource rows; ``requires`` names resolve to new rows first,
-        then to ``existing`` (name -> id of a current row)."""
-        rows = {}
+        then to ``existing`` (name -> id of a current row).
+
+        Core statements, not ORM objects: a thousand-resource stack is one
+        INSERT (RETURNING the ids, in order, where the database can) and
+        one batch of UPDATEs for the edges, which need those ids.
+        """
+        if not resource_values:
+            return
+        table = models.Resource.__table__
+        inserted = session.execute(
+            sa.insert(table).returning(table.c.id, sort_by_parameter_order=True),
+            [{**{k: v for k, v in values.items() if k != "requires"},
+              "stack_id": stack_id, "template_id": template_id}
+             for values in resource_values])
+        new_ids = {values["name"]: row_id
+                   for values, (row_id,) in zip(resource_values, inserted, strict=True)}
+        ids = {**(existing or {}), **new_ids}
+        requires = {name: [] for name in new_ids}
+        needed_by = {name: [] for name in new_ids}
         for values in resource_values:
-            values = dict(values)
-            values.pop("requires")
-            row = models.Resource(stack_id=stack_id, template_id=template_id, **values)
-            session.add(row)
-            rows[row.name] = row
-        session.flush()
-        ids = dict(existing or {})
-        ids.update({name: row.id for name, row in rows.items()})
-        needed_by = {name: [] for name in rows}
-        for values in resource_values:
-            row = rows[values["name"]]
-            row.requires = sorted(ids[dep] for dep in values["requires"] if dep in ids)
+            name = values["name"]
             for dep in values["requires"]:
+                if dep in ids:
+                    requires[name].append(ids[dep])
                 if dep in needed_by:
-                    needed_by[dep].append(row.id)
-        for name, dependents in needed_by.items():
-            rows[name].needed_by = sorted(dependents)
-        return rows
+                    needed_by[dep].append(new_ids[name])
+        session.execute(
+            sa.update(table).where(table.c.id == sa.bindparam("e_id")).values(
+                requires=sa.bindparam("e_requires"), needed_by=sa.bindparam("e_needed_by")),
+            [{"e_id": new_ids[name], "e_requires": sorted(requires[name]),
+              "e_needed_by": sorted(needed_by[name])} for name in new_ids])
 
     def begin_update(self, stack_id, expected_traversal, new_traversal, action,
                      template_values, resource_values, **values):

@@ -7,6 +7,7 @@ took over. The ``revert`` handlers are the rollback.
 """
 
 import datetime
+import inspect
 import logging
 import threading
 import uuid
@@ -274,6 +275,22 @@ class ScopedTask(task.Task):
     reverts are marked as such, and locks a failed run still holds are released."""
 
     scope = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # TaskFlow inspects execute and revert of every task it builds, a
+        # thousand per stack; inspect returns a function's __signature__
+        # instead of deriving it again.
+        for name in ("execute", "revert"):
+            for klass in cls.__mro__:
+                function = vars(klass).get(name)
+                if function is not None:
+                    if issubclass(klass, ScopedTask) and "__signature__" not in vars(function):
+                        function.__signature__ = inspect.signature(function)
+                    break
+
+    def revert(self, *args, **kwargs):
+        """Nothing to undo unless a task says otherwise."""
 
     def pre_execute(self):
         self.scope.begin_task(reverting=False)
