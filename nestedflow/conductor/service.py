@@ -271,20 +271,31 @@ class Conductor:
                 self._wake.wait(self.poll_interval)
 
     def _claim_jobs(self, ensure_fresh):
+        # The board is read lazily, one job per free slot: asking whether a
+        # job is claimed is a ZooKeeper round trip, and a busy conductor
+        # must not ask it of every job on the board at each wake-up.
         claimed = 0
+        now = time.monotonic()
         try:
-            jobs = list(self.board.iterjobs(only_unclaimed=True, ensure_fresh=ensure_fresh))
+            jobs = iter(self.board.iterjobs(only_unclaimed=True, ensure_fresh=ensure_fresh))
         except tf_exc.JobFailure as error:
             LOG.warning("cannot read the jobboard: %s", error)
             return 0
-        now = time.monotonic()
-        for job in jobs:
-            if self._stop.is_set() or self._session_lost.is_set():
-                break
-            if self._backoff.get(job.uuid, (0, 0))[0] > now:
-                continue
+        while not (self._stop.is_set() or self._session_lost.is_set()):
             if not self.slots.try_reserve():
                 break
+            try:
+                job = next(jobs, None)
+            except tf_exc.JobFailure as error:
+                self.slots.release_reserved()
+                LOG.warning("cannot read the jobboard: %s", error)
+                break
+            if job is None:
+                self.slots.release_reserved()
+                break
+            if self._backoff.get(job.uuid, (0, 0))[0] > now:
+                self.slots.release_reserved()
+                continue
             try:
                 self.board.claim(job, self.who)
             except (tf_exc.UnclaimableJob, tf_exc.NotFound):

@@ -42,6 +42,10 @@ class Database:
         resources = models.Resource.__table__
         self._resource_by_id = sa.select(resources).where(
             resources.c.id == sa.bindparam("w_id"))
+        stacks = models.Stack.__table__
+        self._ownership = sa.select(
+            stacks.c.current_traversal, stacks.c.traversal_owner, stacks.c.cancel_requested,
+            stacks.c.disable_rollback).where(stacks.c.id == sa.bindparam("w_id"))
 
     def on_stack_change(self, callback):
         """Call ``callback(stack_id, action, status)`` after a stack's state is
@@ -319,16 +323,16 @@ class Database:
                 raise exceptions.TraversalSuperseded(stack_id, traversal_id)
 
     def ownership(self, stack_id):
-        """(current traversal, its owner, pending cancel, disable_rollback)."""
-        with self.reader() as session:
-            row = session.execute(
-                sa.select(models.Stack.current_traversal, models.Stack.traversal_owner,
-                          models.Stack.cancel_requested, models.Stack.disable_rollback)
-                .where(models.Stack.id == stack_id)
-            ).first()
-            if row is None:
-                raise exceptions.StackNotFound(stack_id)
-            return tuple(row)
+        """(current traversal, its owner, pending cancel, disable_rollback).
+
+        Core, with the statement built once: every journal flush and every
+        wait poll asks this.
+        """
+        with self._engine.connect() as conn:
+            row = conn.execute(self._ownership, {"w_id": stack_id}).first()
+        if row is None:
+            raise exceptions.StackNotFound(stack_id)
+        return tuple(row)
 
     def request_cancel(self, stack_id, traversal_id, mode):
         with self.writer() as session:
