@@ -19,8 +19,14 @@ def default_url():
     return "sqlite:///" + os.path.join(data_dir, "nestedflow.sqlite")
 
 
+#: oslo.db's default keeps 5 connections: a conductor's resource actions
+#: (8 workers per job, 2 jobs) then open and close a new server connection
+#: for most transactions -- a forked PostgreSQL backend each time.
+MAX_POOL_SIZE = 16
+
+
 def register_opts(conf):
-    db_options.set_defaults(conf)
+    db_options.set_defaults(conf, max_pool_size=MAX_POOL_SIZE)
 
 
 def list_opts():

@@ -14,6 +14,7 @@ from oslo_db.sqlalchemy import enginefacade
 from taskflow.persistence.backends import impl_sqlalchemy
 
 from nestedflow import exceptions
+from nestedflow.conf import CONF
 from nestedflow.db import migration, models
 
 
@@ -27,12 +28,15 @@ class Database:
     def __init__(self, url=None):
         self.url = migration.normalize_url(url)
         self._facade = enginefacade.transaction_context()
-        self._facade.configure(connection=self.url, max_retries=0)
+        pool = CONF.database
+        self._facade.configure(connection=self.url, max_retries=0,
+                               max_pool_size=pool.max_pool_size,
+                               max_overflow=pool.max_overflow, pool_timeout=pool.pool_timeout)
         engine = self._facade.writer.get_engine()
         self.dialect = engine.dialect.name
         if self.dialect == "sqlite":
             self._serialize_sqlite_writers(engine)
-            self._pool_sqlite_connections(engine)
+            self._pool_sqlite_connections(engine, CONF.database.max_pool_size)
         self._synced = False
         self._sync_lock = threading.Lock()
         self._change_listeners = []
@@ -73,7 +77,7 @@ class Database:
                 conn.info["in_transaction"] = True
 
     @staticmethod
-    def _pool_sqlite_connections(engine):
+    def _pool_sqlite_connections(engine, size):
         # oslo.db gives a SQLite file NullPool: a new connection, with its
         # connect-time setup, for every transaction -- a third of a small
         # transaction's cost. SQLAlchemy's own default for a file database
@@ -86,7 +90,7 @@ class Database:
         if not isinstance(old, sa.pool.NullPool):
             return
         engine.pool = sa.pool.QueuePool(
-            old._creator, pool_size=16, max_overflow=-1, recycle=old._recycle,
+            old._creator, pool_size=size, max_overflow=-1, recycle=old._recycle,
             reset_on_return=old._reset_on_return, pre_ping=False,
             _dispatch=old.dispatch, dialect=old._dialect)
         old.dispose()
