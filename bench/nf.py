@@ -175,12 +175,32 @@ class Conductors:
                                                cwd=self.cwd, stdout=log,
                                                stderr=subprocess.STDOUT))
             log.close()
-        time.sleep(1.0)
-        dead = [p for p in self.procs if p.poll() is not None]
-        if dead:
+        try:
+            self._wait_until_registered()
+        except BaseException:
             self.__exit__(None, None, None)
-            raise RuntimeError(f"{len(dead)} conductor(s) exited at start; logs in {self._dir}")
+            raise
         return self
+
+    def _wait_until_registered(self, timeout=120.0):
+        """Until every conductor is on the jobboard: importing and connecting
+        take seconds of CPU, which must not fall into the measured phase."""
+        from nestedflow.conductor import listing
+
+        wanted = {f"bench-conductor-{i}" for i in range(self.count)}
+        deadline = time.monotonic() + timeout
+        while True:
+            dead = [p for p in self.procs if p.poll() is not None]
+            if dead:
+                raise RuntimeError(
+                    f"{len(dead)} conductor(s) exited at start; logs in {self._dir}")
+            seen = {c.get("name") for c in listing.describe(self.jobboard_url)["conductors"]}
+            if wanted <= seen:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"conductors not registered after {timeout:.0f} s "
+                                   f"({sorted(wanted - seen)}); logs in {self._dir}")
+            time.sleep(0.2)
 
     def __exit__(self, *exc):
         for proc in self.procs:

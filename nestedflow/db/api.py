@@ -18,6 +18,26 @@ from nestedflow.conf import CONF
 from nestedflow.db import migration, models
 
 
+class _TaskflowBackend(impl_sqlalchemy.SQLAlchemyBackend):
+    """TaskFlow's SQL backend handing out one connection object.
+
+    Its connections are stateless views of the engine (``close`` does
+    nothing), but each new one describes the tables anew, which costs more
+    than most reads it serves and defeats SQLAlchemy's statement cache.
+    """
+
+    _shared = None
+
+    def get_connection(self):
+        if self._shared is None:
+            self._shared = super().get_connection()
+        return self._shared
+
+    def close(self):
+        self._shared = None
+        super().close()
+
+
 class _Ctx:
     """enginefacade attaches its transaction state to a context object."""
 
@@ -115,9 +135,7 @@ class Database:
         Sharing the engine gives TaskFlow's writes the same SQLite locking
         discipline as ours instead of failing with "database is locked".
         """
-        return impl_sqlalchemy.SQLAlchemyBackend(
-            {"connection": self.url}, engine=self._facade.writer.get_engine()
-        )
+        return _TaskflowBackend({"connection": self.url}, engine=self._facade.writer.get_engine())
 
     def writer(self):
         return self._facade.writer.using(_Ctx())

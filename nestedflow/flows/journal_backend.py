@@ -50,6 +50,12 @@ LOG = logging.getLogger(__name__)
 FLUSH_INTERVAL = 0.1
 
 
+#: TaskFlow's tables, described once per process: SQLAlchemy caches a
+#: compiled statement per Table object, so tables made anew for every run
+#: would compile every statement anew.
+_TABLES = tf_tables.fetch(sa.MetaData())
+
+
 class JournalBackend(tf_base.Backend):
     """Write-behind journal of one run (see the module docstring).
 
@@ -63,7 +69,7 @@ class JournalBackend(tf_base.Backend):
         self._stock = stock
         self._engine = engine
         self._fence = fence
-        self._tables = tf_tables.fetch(sa.MetaData())
+        self._tables = _TABLES
         self._lock = threading.Lock()
         # Serializes flushes: one writer, so the durable journal only moves forward.
         self._flush_lock = threading.Lock()
