@@ -6,6 +6,7 @@ import os
 import platform
 import sqlite3
 import subprocess
+import time
 
 from bench import measure
 
@@ -57,6 +58,25 @@ def _git(repo_root):
     return {"commit": commit, "engine_modified": bool(dirty)}
 
 
+def python_speed():
+    """Seconds for 10 million additions in a Python loop (best of 3).
+
+    The absolute targets were set on one machine; on machines of the same
+    description this has been seen to differ by more than 2x, and nestedflow
+    is CPU-bound. Stock TaskFlow in the same run is the comparison that
+    travels; this says how fast the machine was that day.
+    """
+    best = None
+    for _ in range(3):
+        start = time.perf_counter()
+        total = 0
+        for i in range(10_000_000):
+            total += i
+        elapsed = time.perf_counter() - start
+        best = elapsed if best is None else min(best, elapsed)
+    return round(best, 2)
+
+
 def describe(repo_root, pg_url=None):
     info = {
         "date": _utcnow().isoformat(timespec="seconds"),
@@ -68,6 +88,7 @@ def describe(repo_root, pg_url=None):
         "sqlite": sqlite3.sqlite_version,
         "packages": {name: _version(name) for name in PACKAGES},
         "git": _git(repo_root),
+        "python_loop_s": python_speed(),
     }
     if pg_url:
         info["postgresql"] = measure.pg_version(pg_url)
@@ -82,6 +103,8 @@ def one_line(info):
             f"SQLite {info['sqlite']}")
     if info.get("postgresql"):
         text += f", PostgreSQL {info['postgresql']}"
+    if info.get("python_loop_s"):
+        text += f"; Python speed: 10M-addition loop in {info['python_loop_s']} s"
     git = info.get("git") or {}
     if git.get("commit"):
         text += f"; nestedflow {git['commit']}"
