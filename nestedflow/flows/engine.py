@@ -272,12 +272,31 @@ class Selector(selector.Selector):
     are done does not depend on the order they are checked in, so a check
     starts with the ancestor that held the atom back last time; the check
     that lets the atom run still looks at every ancestor.
+
+    Looking at every ancestor is itself quadratic along a chain (the 500th
+    atom has 499). But an atom found ready had all its ancestors done then,
+    and they stay done until an atom is reset (a revert, a retry, a reset
+    of the engine: all go through :meth:`_Runtime.reset_atoms`, which bumps
+    a generation). So an atom whose parents (its nearest atom ancestors)
+    are all done and were all found ready in the current generation is
+    ready; only when some parent was not (ignored, or found ready before a
+    reset) are all ancestors looked at.
     """
 
     def __init__(self, runtime_):
         super().__init__(runtime_)
-        # atom -> (its ancestors' names, index of the one that held it back)
+        # atom -> (its parents, index of the one that held it back)
         self._waiting = {}
+        # atom -> (its ancestors' names, index of the one that held it back)
+        self._waiting_all = {}
+        self._parents = {}
+        # atom -> the generation in which it was found with every ancestor done
+        self._ready_in = {}
+        self._generation = 0
+
+    def invalidate(self):
+        """Atoms may have stopped being done: forget who was found ready."""
+        self._generation += 1
 
     def _done(self, name):
         state, intention = self._storage.get_atoms_states([name])[name]
@@ -312,21 +331,67 @@ class Selector(selector.Selector):
             return False, None
         if storage.get_atom_intention(atom.name) != states.EXECUTE:
             return False, None
-        ancestors, start = self._waiting.get(atom, (None, 0))
+        ready = self._parents_ready(atom)
+        if ready is None:
+            ready = self._ancestors_done(atom)
+        if not ready:
+            return False, None
+        self._ready_in[atom] = self._generation
+        return True, deciders.IgnoreDecider(atom, self._runtime.fetch_edge_deciders(atom))
+
+    def _parents_ready(self, atom):
+        """True or False when the parents decide it; None when every
+        ancestor must be looked at."""
+        parents, start = self._waiting.pop(atom, (None, 0))
+        if parents is None:
+            parents = self._parents.get(atom)
+            if parents is None:
+                parents = self._parents[atom] = self._nearest_atom_ancestors(atom)
+        for step in range(len(parents)):
+            index = (start + step) % len(parents)
+            parent = parents[index]
+            if not self._done(parent.name):
+                self._waiting[atom] = (parents, index)
+                return False
+            if self._ready_in.get(parent) != self._generation:
+                return None
+        return True
+
+    def _nearest_atom_ancestors(self, atom):
+        graph = self._execution_graph
+        found, seen = [], set()
+        stack = list(graph.predecessors(atom))
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            if graph.nodes[node]["kind"] in compiler.ATOMS:
+                found.append(node)
+            else:
+                stack.extend(graph.predecessors(node))
+        return found
+
+    def _ancestors_done(self, atom):
+        ancestors, start = self._waiting_all.pop(atom, (None, 0))
         if ancestors is None:
             ancestors = [node.name for node in traversal.depth_first_iterate(
                 self._execution_graph, atom, traversal.Direction.BACKWARD)]
         for step in range(len(ancestors)):
             index = (start + step) % len(ancestors)
             if not self._done(ancestors[index]):
-                self._waiting[atom] = (ancestors, index)
-                return False, None
-        # Forgotten once it may run: a chain keeps no ancestor lists.
-        self._waiting.pop(atom, None)
-        return True, deciders.IgnoreDecider(atom, self._runtime.fetch_edge_deciders(atom))
+                self._waiting_all[atom] = (ancestors, index)
+                return False
+        return True
 
 
 class _Runtime(runtime.Runtime):
+    def reset_atoms(self, atoms, state=states.PENDING, intention=states.EXECUTE):
+        if (state, intention) != (states.IGNORE, states.IGNORE):
+            # Only ignoring keeps every done atom done.
+            self.selector.invalidate()
+        return super().reset_atoms(atoms, state=state, intention=intention)
+
     @functools.cached_property
     def builder(self):
         return builder.MachineBuilder(self, CompletionWaiter())
@@ -352,6 +417,12 @@ class ParallelEngine(engine.ParallelActionEngine):
     def __init__(self, flow, flow_detail, backend, options):
         super().__init__(flow, flow_detail, backend, options)
         self._compiler = PatternCompiler(flow)
+
+    def run_iter(self, timeout=None):
+        if self._compiled and isinstance(self._runtime, _Runtime):
+            # Storage may have been changed between runs.
+            self._runtime.selector.invalidate()
+        return super().run_iter(timeout=timeout)
 
     def compile(self):
         super().compile()

@@ -1,5 +1,7 @@
 """nestedflow's TaskFlow engine compiles flows exactly as stock TaskFlow does."""
 
+import time
+
 import futurist
 import taskflow.engines
 from taskflow import retry, task
@@ -183,3 +185,74 @@ def test_selector_runs_what_stock_taskflow_runs():
         assert states["d"][0] == "IGNORE" and states["e"][0] == "IGNORE"
         flow_state, states = _final(_decided_flows()[1], engine.ENGINE, executor)
         assert flow_state == "REVERTED" and states["y"][0] == "REVERTED"
+
+
+class Recorded(task.Task):
+    """Appends its name to ``log`` when it runs; fails the first ``fail`` runs."""
+
+    def __init__(self, name, log, fail=0, **kwargs):
+        super().__init__(name, **kwargs)
+        self.log, self.fail = log, fail
+
+    def execute(self, **kwargs):
+        self.log.append(self.name)
+        if self.fail:
+            self.fail -= 1
+            raise RuntimeError(f"{self.name} fails")
+
+    def revert(self, **kwargs):
+        self.log.append(f"revert {self.name}")
+
+
+def _retried_chain(log):
+    """A chain through a retried subflow whose middle task fails once: the
+    retry resets atoms that had been found ready, which must run again in
+    order, and only then may the rest of the chain run."""
+    retried = linear_flow.Flow("retried", retry=retry.Times(3, name="retry")).add(
+        Recorded("r1", log, provides="r1"),
+        Recorded("r2", log, fail=1, requires=["r1"], provides="r2"),
+        Recorded("r3", log, requires=["r2"], provides="r3"))
+    return graph_flow.Flow("outer").add(
+        Recorded("before", log, provides="b"),
+        retried,
+        Recorded("after", log, requires=["r3", "b"]))
+
+
+def test_selector_reruns_a_retried_chain_as_stock_taskflow_does():
+    with futurist.ThreadPoolExecutor(max_workers=4) as executor:
+        runs = {}
+        for name in (engine.ENGINE, "parallel"):
+            log = runs[name] = []
+            taskflow.engines.load(_retried_chain(log), engine=name, executor=executor).run()
+    assert runs[engine.ENGINE] == runs["parallel"]
+    assert runs["parallel"] == ["before", "r1", "r2", "revert r2", "revert r1",
+                                "r1", "r2", "r3", "after"]
+
+
+class Slow(Recorded):
+    def execute(self, **kwargs):
+        time.sleep(0.3)
+        super().execute(**kwargs)
+
+
+def _ignored_parent(log):
+    """When ``y`` may run, its decider ignores it and, in its flow, ``v``
+    after it -- while ``v``'s other parent ``s`` still runs. ``w``, after
+    the flow, has the ignored ``v`` as its only parent, and must still wait
+    for ``s``."""
+    inner = graph_flow.Flow("inner")
+    x, y, v, s = Recorded("x", log), Recorded("y", log), Recorded("v", log), Slow("s", log)
+    inner.add(x, y, v, s)
+    inner.link(x, y, decider=lambda history: False, decider_depth="flow")
+    inner.link(y, v)
+    inner.link(s, v)
+    return linear_flow.Flow("outer").add(inner, Recorded("w", log))
+
+
+def test_selector_waits_behind_an_ignored_parent_as_stock_taskflow_does():
+    with futurist.ThreadPoolExecutor(max_workers=4) as executor:
+        runs = {}
+        for name in (engine.ENGINE, "parallel"):
+            log = runs[name] = []
+            taskflow.engines.load(_ignored_parent(log), engine=name, executor=executor).run()
+    assert runs[engine.ENGINE] == runs["parallel"] == ["x", "s", "w"]
