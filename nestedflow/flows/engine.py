@@ -59,6 +59,8 @@ from taskflow.engines.action_engine import (
 from taskflow.types import graph as gr
 from taskflow.types import tree as tr
 
+from nestedflow.flows import collector
+
 #: The entry-point name of :class:`ParallelEngine` (setup.cfg).
 ENGINE = "nestedflow-parallel"
 
@@ -424,10 +426,19 @@ class ParallelEngine(engine.ParallelActionEngine):
             self._runtime.selector.invalidate()
         return super().run_iter(timeout=timeout)
 
+    def prepare(self):
+        with collector.paused():
+            super().prepare()
+
+    def validate(self):
+        with collector.paused():
+            super().validate()
+
     def compile(self):
-        super().compile()
-        # The stock runtime with only its state machine's waiter replaced;
-        # nothing has used its builder yet.
-        if type(self._runtime) is runtime.Runtime:
-            self._runtime.__class__ = _Runtime
-            self._runtime.use_fast_scopes()
+        with collector.paused():
+            super().compile()
+            # The stock runtime with only its state machine's waiter
+            # replaced; nothing has used its builder yet.
+            if type(self._runtime) is runtime.Runtime:
+                self._runtime.__class__ = _Runtime
+                self._runtime.use_fast_scopes()

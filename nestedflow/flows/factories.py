@@ -12,7 +12,7 @@ memory, so a run resumed elsewhere builds the same flow.
 from taskflow.patterns import graph_flow
 
 from nestedflow import exceptions
-from nestedflow.flows import runtime, tasks
+from nestedflow.flows import collector, runtime, tasks
 from nestedflow.stacks.definition import StackDefinition
 
 ALLOWED = frozenset({__name__ + ".stack_traversal"})
@@ -29,6 +29,11 @@ def check_allowed(factory_name):
 
 def stack_traversal(stack_id, traversal_id, action):
     """The graph flow of one traversal of one stack."""
+    with collector.paused():
+        return _stack_traversal(stack_id, traversal_id, action)
+
+
+def _stack_traversal(stack_id, traversal_id, action):
     if action not in ACTIONS:
         raise exceptions.NestedflowError(f"unsupported traversal action {action!r}")
     rt = runtime.current()
