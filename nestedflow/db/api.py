@@ -534,9 +534,14 @@ class Database:
             result = conn.execute(stmt, {
                 "w_id": resource_id, "w_holder": holder, "w_stack": stack_id,
                 "w_traversal": traversal_id, "w_owner": owner, "v_now": models.utcnow()})
-            if result.rowcount != 1:
-                return None
-            found = conn.execute(self._resource_by_id, {"w_id": resource_id}).first()
+            if self._engine.dialect.update_returning:
+                found = result.first()
+                if found is None:
+                    return None
+            else:
+                if result.rowcount != 1:
+                    return None
+                found = conn.execute(self._resource_by_id, {"w_id": resource_id}).first()
             # Detached, like every row handed to tasks: they only read it and
             # pass it back to the compare-and-swap writes.
             row = models.Resource(**found._mapping)
@@ -565,6 +570,9 @@ class Database:
                 .values(engine_id=sa.bindparam("w_holder"), atomic_key=res.c.atomic_key + 1,
                         updated_at=sa.bindparam("v_now"))
             )
+            if self._engine.dialect.update_returning:
+                # The locked row comes back with the lock: no second read.
+                stmt = stmt.returning(*res.c)
             self._cas_statements[key] = stmt
         return stmt
 
