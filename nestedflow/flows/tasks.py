@@ -729,13 +729,19 @@ class ConvergeResource(ResourceTask):
             scope.release(row)
 
 
-def delete_resource(scope, row, honour_retain=True, retire=False):
+#: The write that marks a row DELETE_IN_PROGRESS (see :func:`delete_resource`).
+DELETING = {"action": "DELETE", "status": "IN_PROGRESS", "status_reason": "state changed"}
+
+
+def delete_resource(scope, row, honour_retain=True, retire=False, started=False):
     """Delete the physical object of a locked row, then release it.
 
     ``retire`` also drops the row from the stack's current resources (an
-    old version or a resource the template no longer has).
+    old version or a resource the template no longer has). ``started``: the
+    lock already wrote :data:`DELETING`.
     """
-    row = scope.set_state(row, "DELETE", "IN_PROGRESS", "state changed")
+    if not started:
+        row = scope.write(row, event=scope.runtime.engine_id, **DELETING)
     if not (honour_retain and row.deletion_policy == "Retain"):
         plugin = scope.plugin(row, row.properties_data or {})
         try:
@@ -770,11 +776,16 @@ class DeleteResource(ResourceTask):
 
     def execute(self, traversal, **inputs):
         scope = self.scope
-        row = scope.lock(self.row_id)
         retire = scope.converging
-        if retire and row.current and row.name in scope.definition.resources:
+
+        def kept(row):
             # A replacement an older traversal was still creating when this
             # flow was built: it has become the current version since.
+            return retire and row.current and row.name in scope.definition.resources
+
+        row = scope.lock(self.row_id, start=lambda row: None if kept(row) or is_gone(row)
+                         else dict(DELETING))
+        if kept(row):
             scope.release(row)
             return True
         if is_gone(row):
@@ -783,7 +794,7 @@ class DeleteResource(ResourceTask):
             scope.write(row, release=True, **({"current": False} if retire else {}))
             return True
         scope.cleanup_started = True
-        delete_resource(scope, row, retire=retire)
+        delete_resource(scope, row, retire=retire, started=True)
         return True
 
 
@@ -794,12 +805,13 @@ class CleanupReplaced(DeleteResource):
 
     def execute(self, traversal, **inputs):
         scope = self.scope
-        row = scope.lock(self.row_id)
+        row = scope.lock(self.row_id, start=lambda row: None if row.current or is_gone(row)
+                         else dict(DELETING))
         if row.current or is_gone(row):
             scope.release(row)
             return True
         scope.cleanup_started = True
-        delete_resource(scope, row)
+        delete_resource(scope, row, started=True)
         return True
 
 
