@@ -270,24 +270,38 @@ def resolver(inputs):
     )
 
 
+_INSPECTABLE = {}
+
+
+def _inspectable(method):
+    """A stand-in for ``method`` that only answers ``inspect.signature``:
+    the signature of the bound method, worked out once per function."""
+    function = getattr(method, "__func__", None)
+    if function is None:
+        return method
+    stand_in = _INSPECTABLE.get(function)
+    if stand_in is None:
+        def stand_in(*args, **kwargs):
+            raise TypeError("a signature stand-in is not callable")
+
+        stand_in.__signature__ = inspect.signature(method)
+        stand_in.__name__ = function.__name__
+        _INSPECTABLE[function] = stand_in
+    return stand_in
+
+
 class ScopedTask(task.Task):
     """A task whose runs (execute or revert) are bracketed by its scope:
     reverts are marked as such, and locks a failed run still holds are released."""
 
     scope = None
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
+    def _build_arg_mapping(self, executor, *args, **kwargs):
         # TaskFlow inspects execute and revert of every task it builds, a
-        # thousand per stack; inspect returns a function's __signature__
-        # instead of deriving it again.
-        for name in ("execute", "revert"):
-            for klass in cls.__mro__:
-                function = vars(klass).get(name)
-                if function is not None:
-                    if issubclass(klass, ScopedTask) and "__signature__" not in vars(function):
-                        function.__signature__ = inspect.signature(function)
-                    break
+        # thousand per stack, three times each; inspecting a bound method
+        # derives its signature anew every time. What it inspects instead
+        # carries the signature, derived once per function.
+        return super()._build_arg_mapping(_inspectable(executor), *args, **kwargs)
 
     def revert(self, *args, **kwargs):
         """Nothing to undo unless a task says otherwise."""
