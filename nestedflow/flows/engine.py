@@ -360,19 +360,10 @@ class Selector(selector.Selector):
         return True
 
     def _nearest_atom_ancestors(self, atom):
-        graph = self._execution_graph
-        found, seen = [], set()
-        stack = list(graph.predecessors(atom))
-        while stack:
-            node = stack.pop()
-            if node in seen:
-                continue
-            seen.add(node)
-            if graph.nodes[node]["kind"] in compiler.ATOMS:
-                found.append(node)
-            else:
-                stack.extend(graph.predecessors(node))
-        return found
+        # Through flow nodes only: the first atoms met on each path back.
+        return list(traversal.depth_first_iterate(
+            self._execution_graph, atom, traversal.Direction.BACKWARD,
+            through_retries=False, through_tasks=False))
 
     def _ancestors_done(self, atom):
         ancestors, start = self._waiting_all.pop(atom, (None, 0))

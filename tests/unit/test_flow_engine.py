@@ -218,12 +218,18 @@ def _retried_chain(log):
         Recorded("after", log, requires=["r3", "b"]))
 
 
-def test_selector_reruns_a_retried_chain_as_stock_taskflow_does():
+def _runs_by_engine(build):
+    """engine name -> what the flow ``build(log)`` logged when run by it."""
     with futurist.ThreadPoolExecutor(max_workers=4) as executor:
         runs = {}
         for name in (engine.ENGINE, "parallel"):
             log = runs[name] = []
-            taskflow.engines.load(_retried_chain(log), engine=name, executor=executor).run()
+            taskflow.engines.load(build(log), engine=name, executor=executor).run()
+    return runs
+
+
+def test_selector_reruns_a_retried_chain_as_stock_taskflow_does():
+    runs = _runs_by_engine(_retried_chain)
     assert runs[engine.ENGINE] == runs["parallel"]
     assert runs["parallel"] == ["before", "r1", "r2", "revert r2", "revert r1",
                                 "r1", "r2", "r3", "after"]
@@ -250,9 +256,5 @@ def _ignored_parent(log):
 
 
 def test_selector_waits_behind_an_ignored_parent_as_stock_taskflow_does():
-    with futurist.ThreadPoolExecutor(max_workers=4) as executor:
-        runs = {}
-        for name in (engine.ENGINE, "parallel"):
-            log = runs[name] = []
-            taskflow.engines.load(_ignored_parent(log), engine=name, executor=executor).run()
+    runs = _runs_by_engine(_ignored_parent)
     assert runs[engine.ENGINE] == runs["parallel"] == ["x", "s", "w"]
