@@ -1,7 +1,9 @@
-"""The state database's connection handling on a SQLite file."""
+"""The state database: connection handling, and resource writes with their events."""
 
+import pytest
 import sqlalchemy as sa
 
+from nestedflow import exceptions
 from nestedflow.db import api
 
 
@@ -40,3 +42,29 @@ def test_a_pooled_connection_never_skips_its_begin(sqlite_url):
             assert raw.in_transaction
     finally:
         db.dispose()
+
+
+def test_a_refused_resource_write_records_no_event(engine, stack_name):
+    """A compare-and-swap write and its event land together or not at all
+    (on PostgreSQL they are one statement)."""
+    template = {"heat_template_version": "2018-08-31",
+                "resources": {"x": {"type": "OS::Heat::None"}}}
+    stack = engine.wait(engine.create_stack(stack_name, template).id, timeout=60)
+    db = engine.db
+
+    def events():
+        return [(e.action, e.status, e.engine_id) for e in engine.list_events(stack.id)
+                if e.resource_name == "x"]
+
+    before = events()
+    row = db.lock_resource(db.list_resources(stack.id)[0].id, "T/run")
+    stale = db.list_resources(stack.id)[0]  # a view from before the write below
+    assert stale.atomic_key == row.atomic_key
+    written = db.update_resource(row, "T/run", event="probe", action="CHECK",
+                                 status="IN_PROGRESS", status_reason="probing")
+    assert events() == [*before, ("CHECK", "IN_PROGRESS", "probe")]
+    # A write from the stale view: refused, and no event.
+    with pytest.raises(exceptions.ResourceLocked):
+        db.update_resource(stale, "T/run", event="probe", action="CHECK", status="COMPLETE")
+    assert events() == [*before, ("CHECK", "IN_PROGRESS", "probe")]
+    assert db.list_resources(stack.id)[0].status == written.status == "IN_PROGRESS"
