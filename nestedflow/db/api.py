@@ -62,6 +62,7 @@ class Database:
         if self.dialect == "sqlite":
             self._serialize_sqlite_writers(engine)
             self._pool_sqlite_connections(engine, CONF.database.max_pool_size)
+        self._batch_psycopg2_executemany(engine)
         self._synced = False
         self._sync_lock = threading.Lock()
         self._change_listeners = []
@@ -103,6 +104,23 @@ class Database:
             if "in_transaction" not in conn.info:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
                 conn.info["in_transaction"] = True
+
+    @staticmethod
+    def _batch_psycopg2_executemany(engine):
+        # psycopg2's executemany() is a round trip per row: the journal's
+        # flush of a few hundred atom rows, or a stack's resource edges,
+        # waited on hundreds of them. psycopg2's execute_batch sends pages
+        # of statements instead. oslo.db takes no dialect arguments, so
+        # the mode is set on the dialect before its first connection
+        # (initialize() reads it). Nothing here reads the rowcount of an
+        # executemany, which batching leaves unreliable.
+        dialect = engine.dialect
+        if dialect.name != "postgresql" or dialect.driver != "psycopg2":
+            return
+        from sqlalchemy.dialects.postgresql import psycopg2 as pg_psycopg2
+
+        dialect.executemany_mode = pg_psycopg2.EXECUTEMANY_VALUES_PLUS_BATCH
+        dialect.supports_sane_multi_rowcount = False
 
     @staticmethod
     def _pool_sqlite_connections(engine, size):
@@ -258,6 +276,16 @@ class Database:
             if stack is None:
                 raise exceptions.StackNotFound(name_or_id)
             return stack
+
+    def top_level_name_taken(self, name):
+        """Whether a live top-level stack is named ``name`` (one indexed lookup)."""
+        with self.reader() as session:
+            return session.scalar(
+                sa.select(models.Stack.id)
+                .where(models.Stack.name == name, models.Stack.deleted_at.is_(None),
+                       models.Stack.parent_id.is_(None))
+                .limit(1)
+            ) is not None
 
     def list_stacks(self, show_nested=False):
         with self.reader() as session:

@@ -23,7 +23,11 @@ import contextlib
 import uuid
 
 from taskflow import exceptions as tf_exceptions
+from taskflow import flow as tf_flow
+from taskflow import retry as tf_retry
+from taskflow import states
 from taskflow.persistence import models as tf_models
+from taskflow.utils import misc
 
 from nestedflow import exceptions
 
@@ -59,8 +63,13 @@ def latest_detail(backend, stack_id, traversal_id):
         return conn.get_flow_details(latest.uuid)
 
 
-def copy_forward(backend, stack_id, previous, name, meta):
-    """Save a new flow detail holding ``previous``'s progress under ``meta``."""
+def copy_forward(backend, stack_id, previous, name, meta, flow=None):
+    """Save a new flow detail holding ``previous``'s progress under ``meta``.
+
+    With ``flow``, the detail also holds a PENDING atom detail for every
+    atom of the flow that ``previous`` has none of -- what TaskFlow's
+    engine would add before it runs, in a transaction of its own.
+    """
     detail = tf_models.FlowDetail(name, uuid=str(uuid.uuid4()))
     detail.meta = meta
     if previous is not None:
@@ -69,6 +78,11 @@ def copy_forward(backend, stack_id, previous, name, meta):
             data = atom.to_dict()
             data["uuid"] = str(uuid.uuid4())
             detail.add(type(atom).from_dict(data))
+    if flow is not None:
+        known = {atom.name for atom in detail}
+        for atom in _atoms(flow):
+            if atom.name not in known:
+                detail.add(_pending_detail(atom))
     with contextlib.closing(backend.get_connection()) as conn:
         try:
             book = conn.get_logbook(stack_id, lazy=True)
@@ -77,4 +91,26 @@ def copy_forward(backend, stack_id, previous, name, meta):
         book.add(detail)
         # One transaction: the copy is whole or absent.
         conn.save_logbook(book)
+    return detail
+
+
+def _atoms(flow):
+    """Every task and retry of ``flow`` and of the flows nested in it."""
+    if flow.retry is not None:
+        yield flow.retry
+    for node, _ in flow.iter_nodes():
+        if isinstance(node, tf_flow.Flow):
+            yield from _atoms(node)
+        else:
+            yield node
+
+
+def _pending_detail(atom):
+    # As TaskFlow's Storage.ensure_atoms makes them, so that it finds them.
+    cls = tf_models.RetryDetail if isinstance(atom, tf_retry.Retry) else tf_models.TaskDetail
+    detail = cls(atom.name, str(uuid.uuid4()))
+    detail.state = states.PENDING
+    version = misc.get_version_string(atom)
+    if version is not None:
+        detail.version = version
     return detail

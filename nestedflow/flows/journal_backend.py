@@ -14,8 +14,10 @@ it *behind* the engine:
 * atom updates land in memory and are flushed together, in one
   transaction, at most ``flush_interval`` seconds later by a flusher
   thread;
-* flow-detail and logbook writes (the run starting, reverting, ending:
-  a handful per run) flush everything pending with them, synchronously;
+* flow-detail and logbook writes (the run's detail and its atoms being
+  created, the run reverting, suspending, ending: a handful per run)
+  flush everything pending with them, synchronously; the run starting
+  (RUNNING) is written behind like an atom transition;
 * :meth:`JournalBackend.flush` at the end of a run makes it all durable.
 
 Each flush writes the state of every dirty atom as of one instant, in one
@@ -37,6 +39,7 @@ import logging
 import threading
 
 import sqlalchemy as sa
+from taskflow import states
 from taskflow.persistence import base as tf_base
 from taskflow.persistence import models as tf_models
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
@@ -117,15 +120,25 @@ class JournalBackend(tf_base.Backend):
         return atom_detail
 
     def record_flow(self, flow_detail):
-        """A flow detail's own row and any atom it gained; written at once."""
+        """A flow detail's own row and any atom it gained.
+
+        Written at once, except the run starting (RUNNING, no new atom):
+        that is written behind like an atom transition, since resuming
+        from the state before it means the same as resuming from it.
+        """
         self._check_fenced()
         row = flow_detail.to_dict()
+        gained = False
         with self._lock:
             self._flows[flow_detail.uuid] = row
             for atom in flow_detail:
                 if atom.uuid not in self._stored_atoms and atom.uuid not in self._new_atoms:
                     self._new_atoms[atom.uuid] = self._atom_insert(atom, flow_detail.uuid)
-        self.flush()
+                    gained = True
+        if gained or row["state"] != states.RUNNING:
+            self.flush()
+        else:
+            self._dirty.set()
         return flow_detail
 
     def save_logbook(self, book):

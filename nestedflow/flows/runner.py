@@ -131,8 +131,9 @@ def _journaled_engine(rt, backend, kwargs, owner, executor):
             if run > 1:
                 LOG.info("stack %s traversal %s: run %d resumes run %d (%s)", stack_id,
                          traversal_id, run, run - 1, previous.state or "not started")
+        # With the flow's atoms: the run's journal starts in one transaction.
         detail = journal.copy_forward(journal_backend, stack_id, previous,
-                                      f"{flow.name} (run {run})", meta)
+                                      f"{flow.name} (run {run})", meta, flow=flow)
         engine = taskflow.engines.load(flow, flow_detail=detail, backend=journal_backend,
                                        engine=tf_engine.ENGINE, executor=executor)
     except BaseException:

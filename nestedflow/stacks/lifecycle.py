@@ -204,9 +204,8 @@ class StackLifecycle:
     def _check_name_free(self, name):
         if not name or len(name) > 255:
             raise exceptions.StackValidationFailed("stack name must be 1-255 characters")
-        for stack in self.db.list_stacks(show_nested=False):
-            if stack.name == name:
-                raise exceptions.StackValidationFailed(f"stack {name!r} already exists")
+        if self.db.top_level_name_taken(name):
+            raise exceptions.StackValidationFailed(f"stack {name!r} already exists")
 
 
 def _resource_values(name, definition, dependencies):

@@ -68,3 +68,32 @@ def test_a_refused_resource_write_records_no_event(engine, stack_name):
         db.update_resource(stale, "T/run", event="probe", action="CHECK", status="COMPLETE")
     assert events() == [*before, ("CHECK", "IN_PROGRESS", "probe")]
     assert db.list_resources(stack.id)[0].status == written.status == "IN_PROGRESS"
+
+
+def test_postgresql_executemany_is_batched_and_lands_every_row(pg_url):
+    """psycopg2 sends an executemany() as pages of statements (not a round
+    trip per row): the journal's flushes and a stack's edges rely on every
+    row of a batch landing, across page boundaries."""
+    from sqlalchemy.dialects.postgresql import psycopg2 as pg_psycopg2
+
+    db = api.Database(pg_url)
+    db.sync()
+    engine = db._engine
+    table = sa.Table("nf_batch_probe", sa.MetaData(),
+                     sa.Column("id", sa.Integer, primary_key=True),
+                     sa.Column("v", sa.Integer, nullable=False))
+    try:
+        assert engine.dialect.executemany_mode is pg_psycopg2.EXECUTEMANY_VALUES_PLUS_BATCH
+        table.drop(engine, checkfirst=True)
+        table.create(engine)
+        with engine.begin() as conn:
+            conn.execute(table.insert(), [{"id": i, "v": 0} for i in range(250)])
+            conn.execute(table.update().where(table.c.id == sa.bindparam("k"))
+                         .values(v=sa.bindparam("nv")),
+                         [{"k": i, "nv": i * 2} for i in range(250)])
+        with engine.connect() as conn:
+            rows = dict(conn.execute(sa.select(table.c.id, table.c.v)).all())
+        assert rows == {i: i * 2 for i in range(250)}
+    finally:
+        table.drop(engine, checkfirst=True)
+        db.dispose()

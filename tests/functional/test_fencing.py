@@ -11,6 +11,10 @@ import time
 import uuid
 
 import pytest
+import sqlalchemy as sa
+from taskflow import retry as tf_retry
+from taskflow import task
+from taskflow.patterns import graph_flow, linear_flow
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
@@ -199,3 +203,75 @@ def test_suspending_a_fenced_run_neither_raises_nor_writes(engine, stack):
     late = _Run(None, "c1:eeee", stack.id, traversal, "CREATE")
     late.suspend()
     assert late.attach(tf_engine) is False
+
+
+class _Noop(task.Task):
+    def __init__(self, name):
+        super().__init__(name)
+        self.version = (2, 1)
+
+    def execute(self):
+        return None
+
+
+def _statements(db):
+    """SQL statements run on ``db``'s engine while the block runs (a list)."""
+    seen = []
+
+    def record(conn, cursor, statement, *args):
+        seen.append(statement.split()[0:3])
+
+    @contextlib.contextmanager
+    def recording():
+        sa.event.listen(db._engine, "before_cursor_execute", record)
+        try:
+            yield seen
+        finally:
+            sa.event.remove(db._engine, "before_cursor_execute", record)
+
+    return recording()
+
+
+def test_a_run_journal_starts_whole_in_one_write(engine, stack):
+    """The run's flow detail is saved with an atom detail for every atom of
+    its flow, as TaskFlow would make them; TaskFlow then adds none, and the
+    run starting (RUNNING) waits for the next flush."""
+    import taskflow.engines
+
+    db = engine.db
+    traversal = db.get_stack(stack.id).current_traversal
+    db.claim_traversal(stack.id, traversal, "c1:1111")
+    run = _journal(db, stack.id, traversal, "c1:1111")
+    inner = linear_flow.Flow("inner", retry=tf_retry.Times(2, name="again"))
+    inner.add(_Noop("b"))
+    flow = graph_flow.Flow("outer").add(_Noop("a"), inner)
+    previous = tf_models.FlowDetail("run 1", str(uuid.uuid4()))
+    done = tf_models.TaskDetail("a", str(uuid.uuid4()))
+    done.state = "SUCCESS"
+    previous.add(done)
+    detail = journal.copy_forward(run, stack.id, previous, "run 2", {"run": 2}, flow=flow)
+
+    stored = journal_backend.JournalBackend(db.taskflow_backend(), db._engine, lambda: None)
+    with contextlib.closing(stored.get_connection()) as conn:
+        atoms = {a.name: a for a in conn.get_flow_details(detail.uuid)}
+    assert {name: (type(a).__name__, a.state, a.version) for name, a in atoms.items()} == {
+        "a": ("TaskDetail", "SUCCESS", None),  # carried forward, not re-made
+        "b": ("TaskDetail", "PENDING", "2.1"),
+        "again": ("RetryDetail", "PENDING", "1.0"),
+    }
+    tf_engine = taskflow.engines.load(flow, flow_detail=detail, backend=run)
+    tf_engine.compile()
+    with _statements(db) as seen:
+        tf_engine.prepare()
+        tf_engine.storage.set_flow_state("RUNNING")
+    assert not [s for s in seen if s[:3] == ["INSERT", "INTO", "atomdetails"]]
+    assert not [s for s in seen if s[:2] == ["UPDATE", "flowdetails"]], seen
+    run.flush()
+    with contextlib.closing(stored.get_connection()) as conn:
+        assert conn.get_flow_details(detail.uuid).state == "RUNNING"
+    # Any other flow state is written at once, fenced first.
+    db.claim_traversal(stack.id, traversal, "c2:2222")
+    with pytest.raises(journal.Fenced):
+        tf_engine.storage.set_flow_state("REVERTING")
+    with pytest.raises(journal.Fenced):
+        run.close()

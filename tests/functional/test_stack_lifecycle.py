@@ -243,8 +243,13 @@ def test_unknown_stack_and_duplicate_name(engine, stack_name):
     tmpl = {"heat_template_version": "2016-10-14",
             "resources": {"n": {"type": "OS::Heat::None"}}}
     settle(engine, engine.create_stack(stack_name, tmpl))
+    first = engine.get_stack(stack_name)
     with pytest.raises(exceptions.StackValidationFailed, match="already exists"):
         engine.create_stack(stack_name, tmpl)
+    # Only live stacks hold their name: a deleted one frees it.
+    settle(engine, engine.delete_stack(first.id))
+    second = settle(engine, engine.create_stack(stack_name, tmpl))
+    assert second.id != first.id and second.status == "COMPLETE"
 
 
 def _row_counts(engine):
