@@ -18,6 +18,7 @@ from nestedflow import exceptions
 from nestedflow.db import models
 from nestedflow.resources import base
 from nestedflow.stacks.children import ChildStacks
+from nestedflow.stacks.definition import ANY_ATTRIBUTE
 from nestedflow.template.functions import select_path
 
 LOG = logging.getLogger(__name__)
@@ -479,6 +480,8 @@ class ResourceTask(ScopedTask):
 
     def attributes(self, plugin):
         needed = self.scope.definition.needed_attributes().get(self.resource_name, ())
+        if ANY_ATTRIBUTE in needed:
+            needed = (set(needed) - {ANY_ATTRIBUTE}) | set(plugin.attributes_schema)
         return {name: plugin.get_attribute(name) for name in sorted(needed)}
 
     def creating(self, row, properties, type_name=None, revive=False):
@@ -862,8 +865,21 @@ class CompleteTraversal(ScopedTask):
     """Last task: record outputs, the new graph, and the stack's final state."""
 
     def __init__(self, scope, requires):
+        reads = requires
+        if scope.action not in ("CREATE", "UPDATE", "ROLLBACK"):
+            reads = []
+        else:
+            names = scope.definition.output_references()
+            if names is not None:
+                wanted = {SYMBOL.format(name) for name in names}
+                reads = [symbol for symbol in requires if symbol in wanted]
         super().__init__(name=f"complete {scope.action.lower()}",
-                         requires=["traversal", *requires])
+                         requires=["traversal", *reads])
+        # Every resource still runs before this task (the graph flow's
+        # edges come from ``requires``), but only what the outputs read is
+        # an argument: TaskFlow looks each argument up among every atom
+        # before this one, which made the last task of a stack quadratic.
+        self.requires = self.requires.union(requires)
         self.scope = scope
 
     def execute(self, traversal, **inputs):

@@ -6,6 +6,9 @@ from nestedflow.stacks.types import ValidatingTypes
 from nestedflow.template import functions, loader, parameters, validator
 from nestedflow.template.template import Template
 
+#: In :meth:`StackDefinition.needed_attributes`: every attribute of the resource.
+ANY_ATTRIBUTE = "*"
+
 
 class StackDefinition:
     """Resolves properties, attributes and outputs of one template version."""
@@ -49,8 +52,20 @@ class StackDefinition:
         """name -> set of names it requires (depends_on and references)."""
         return self.template.dependencies()
 
+    def output_references(self):
+        """Resources the outputs read, or None if an output computes a resource name."""
+        names = set()
+        for output in self.template.outputs.values():
+            if functions.computes_references(output.value):
+                return None
+            names |= functions.references(output.value)
+        return names
+
     def needed_attributes(self):
         """name -> attribute names some other resource or an output reads.
+
+        A computed resource name may read any resource; a computed attribute
+        name, any attribute (:data:`ANY_ATTRIBUTE`).
 
         Every resource task asks; computed once per definition, as scanning
         the whole template per resource made a stack's run quadratic.
@@ -66,8 +81,12 @@ class StackDefinition:
         snippets += [o.value for o in self.template.outputs.values()]
         for snippet in snippets:
             for name, attr in functions.attribute_references(snippet):
-                if name in needed:
-                    needed[name].add(attr)
+                if name is None:
+                    readers = needed.values()
+                else:
+                    readers = [needed[name]] if name in needed else []
+                for attrs in readers:
+                    attrs.add(ANY_ATTRIBUTE if attr is None else attr)
         return needed
 
     def _context(self, get_resource, get_attr):

@@ -390,10 +390,8 @@ def resolve(snippet, ctx, path=""):
     return snippet
 
 
-def find_references(snippet, path=""):
-    """Return every get_resource / get_attr call in ``snippet`` as a :class:`Reference`,
-    in document order. Calls whose resource name is computed are skipped."""
-    found = []
+def _calls(snippet, path=""):
+    """Every function call in ``snippet`` as ``(name, args, path)``, in document order."""
     # Iterative walk: snippets can be arbitrarily deep.
     pending = [(snippet, path)]
     while pending:
@@ -401,12 +399,7 @@ def find_references(snippet, path=""):
         call = _as_call(node)
         if call is not None:
             name, args = call
-            if name == "get_resource" and isinstance(args, str):
-                found.append(Reference(name, args, None, node_path))
-            elif name == "get_attr" and isinstance(args, list) and args:
-                if isinstance(args[0], str):
-                    attr = args[1] if len(args) > 1 and isinstance(args[1], str) else None
-                    found.append(Reference(name, args[0], attr, node_path))
+            yield name, args, node_path
             pending.append((args, _join(node_path, name)))
         elif isinstance(node, Mapping):
             items = list(node.items())
@@ -415,7 +408,32 @@ def find_references(snippet, path=""):
             pending.extend(
                 (item, _index(node_path, i)) for i, item in reversed(list(enumerate(node)))
             )
+
+
+def find_references(snippet, path=""):
+    """Return every get_resource / get_attr call in ``snippet`` as a :class:`Reference`,
+    in document order. Calls whose resource name is computed are skipped."""
+    found = []
+    for name, args, node_path in _calls(snippet, path):
+        if name == "get_resource" and isinstance(args, str):
+            found.append(Reference(name, args, None, node_path))
+        elif name == "get_attr" and isinstance(args, list) and args:
+            if isinstance(args[0], str):
+                attr = args[1] if len(args) > 1 and isinstance(args[1], str) else None
+                found.append(Reference(name, args[0], attr, node_path))
     return found
+
+
+def computes_references(snippet):
+    """Whether a get_resource / get_attr call in ``snippet`` computes its resource name
+    (so that which resources it reads is only known when it is resolved)."""
+    for name, args, _ in _calls(snippet):
+        if name == "get_resource" and not isinstance(args, str):
+            return True
+        if name == "get_attr" and not (isinstance(args, list) and args
+                                       and isinstance(args[0], str)):
+            return True
+    return False
 
 
 def references(snippet):
@@ -424,9 +442,15 @@ def references(snippet):
 
 
 def attribute_references(snippet):
-    """``(resource, attribute)`` pairs read by get_attr in ``snippet``."""
-    return {
-        (ref.resource, ref.attribute)
-        for ref in find_references(snippet)
-        if ref.kind == "get_attr" and ref.attribute is not None
-    }
+    """``(resource, attribute)`` pairs read by get_attr in ``snippet``; either is
+    None where the call computes it (so that any resource, or any attribute of
+    the resource, may be read)."""
+    reads = set()
+    for name, args, _ in _calls(snippet):
+        if name == "get_attr" and isinstance(args, list) and args:
+            resource = args[0] if isinstance(args[0], str) else None
+            attr = args[1] if len(args) > 1 and isinstance(args[1], str) else None
+            reads.add((resource, attr))
+    return reads
+
+

@@ -183,7 +183,13 @@ parameters:
   tags:
     type: comma_delimited_list
     default: "x,y"
+  pick:
+    type: string
+    default: other
 resources:
+  other:
+    type: OS::Heat::TestResource
+    properties: {value: picked by name}
   secret:
     type: OS::Heat::RandomString
     properties: {length: 12, character_classes: [{class: digits, min: 12}]}
@@ -199,6 +205,8 @@ outputs:
   tags: {value: {list_join: [",", {get_param: tags}]}}
   secret: {value: {get_attr: [secret, value]}}
   missing: {value: {get_attr: [app, output, nothing_here]}}
+  picked: {value: {get_attr: [{get_param: pick}, output]}}
+  ref: {value: {get_resource: secret}}
 """
     with pytest.raises(exceptions.StackValidationFailed) as err:
         engine.create_stack(stack_name, template, parameters={"prefix": "Bad1"})
@@ -216,6 +224,9 @@ outputs:
     assert stack.outputs["tags"] == "x,y"
     assert len(stack.outputs["secret"]) == 12 and stack.outputs["secret"].isdigit()
     assert stack.outputs["missing"] is None
+    # A computed resource name: which resources outputs read is only known then.
+    assert stack.outputs["picked"] == "picked by name"
+    assert stack.outputs["ref"] == stack.outputs["secret"]  # RandomString's reference
 
 
 def test_rejected_template_leaves_no_rows(engine, stack_name):

@@ -6,6 +6,7 @@ from nestedflow.template.functions import (
     FUNCTIONS,
     ResolveContext,
     attribute_references,
+    computes_references,
     find_references,
     references,
     resolve,
@@ -316,7 +317,16 @@ class TestReferences:
         assert references(self.SNIPPET) == {"net", "server", "db", "lb"}
 
     def test_attribute_references(self):
-        assert attribute_references(self.SNIPPET) == {("server", "networks"), ("lb", "ip")}
+        # A computed attribute (db) or resource name is None: any may be read.
+        assert attribute_references(self.SNIPPET) == {
+            ("server", "networks"), ("lb", "ip"), ("db", None)}
+        computed = {"get_attr": [{"get_param": "which"}, "ip"]}
+        assert attribute_references(computed) == {(None, "ip")}
+
+    def test_computes_references(self):
+        assert computes_references(self.SNIPPET["d"])
+        assert computes_references({"get_attr": [{"get_param": "which"}, "ip"]})
+        assert not computes_references({k: self.SNIPPET[k] for k in "abce"})
 
     def test_find_references_paths_in_document_order(self):
         found = find_references(self.SNIPPET, "resources.r.properties")
