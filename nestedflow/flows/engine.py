@@ -58,8 +58,9 @@ from taskflow.engines.action_engine import (
 )
 from taskflow.types import graph as gr
 from taskflow.types import tree as tr
+from taskflow.utils import misc
 
-from nestedflow.flows import collector
+from nestedflow.flows import collector, journal_backend
 
 #: The entry-point name of :class:`ParallelEngine` (setup.cfg).
 ENGINE = "nestedflow-parallel"
@@ -405,11 +406,19 @@ class _Runtime(runtime.Runtime):
 class ParallelEngine(engine.ParallelActionEngine):
     """TaskFlow's parallel engine, compiling with :class:`PatternCompiler`,
     waiting with :class:`CompletionWaiter`, finding arguments with
-    :class:`ScopeWalker` and the next atoms with :class:`Selector`."""
+    :class:`ScopeWalker` and the next atoms with :class:`Selector`; on a
+    journal, saving through :class:`~nestedflow.flows.journal_backend.JournalStorage`."""
 
     def __init__(self, flow, flow_detail, backend, options):
         super().__init__(flow, flow_detail, backend, options)
         self._compiler = PatternCompiler(flow)
+
+    @misc.cachedproperty
+    def storage(self):
+        store = super().storage
+        if isinstance(self._backend, journal_backend.JournalBackend):
+            store.__class__ = journal_backend.JournalStorage
+        return store
 
     def run_iter(self, timeout=None):
         if self._compiled and isinstance(self._runtime, _Runtime):

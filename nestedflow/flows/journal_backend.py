@@ -40,6 +40,7 @@ import threading
 
 import sqlalchemy as sa
 from taskflow import states
+from taskflow import storage as tf_storage
 from taskflow.persistence import base as tf_base
 from taskflow.persistence import models as tf_models
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
@@ -262,6 +263,26 @@ class JournalBackend(tf_base.Backend):
         self.flush()
         with contextlib.closing(self._stock.get_connection()) as conn:
             return getattr(conn, method)(*args, **kwargs)
+
+
+class JournalStorage(tf_storage.Storage):
+    """TaskFlow's storage unit, minus its retry of every save.
+
+    TaskFlow retries a save for up to 15 s while the backend raises
+    StorageFailure. A journal's saves land in memory and never raise it (a
+    fenced run's :class:`journal.Fenced` must stop the run at once, not be
+    retried), so the retry machinery -- a tenacity call state per save,
+    four saves per task -- only cost time: a tenth of the CPU of a flat
+    stack's run. The engine swaps it in for runs on a :class:`JournalBackend`.
+    """
+
+    def _save_flow_detail(self, conn, original_flow_detail, flow_detail):
+        original_flow_detail.update(conn.update_flow_details(flow_detail))
+        return original_flow_detail
+
+    def _save_atom_detail(self, conn, original_atom_detail, atom_detail):
+        original_atom_detail.update(conn.update_atom_details(atom_detail))
+        return original_atom_detail
 
 
 class _Connection(tf_base.Connection):

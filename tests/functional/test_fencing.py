@@ -18,6 +18,7 @@ from taskflow.patterns import graph_flow, linear_flow
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
+from nestedflow.flows import engine as flow_engine
 from nestedflow.flows import journal, journal_backend, runner
 
 pytestmark = pytest.mark.functional
@@ -259,8 +260,11 @@ def test_a_run_journal_starts_whole_in_one_write(engine, stack):
         "b": ("TaskDetail", "PENDING", "2.1"),
         "again": ("RetryDetail", "PENDING", "1.0"),
     }
-    tf_engine = taskflow.engines.load(flow, flow_detail=detail, backend=run)
+    tf_engine = taskflow.engines.load(flow, flow_detail=detail, backend=run,
+                                      engine=flow_engine.ENGINE)
     tf_engine.compile()
+    # Saves go to the journal's memory: no retry wrapper around each.
+    assert type(tf_engine.storage) is journal_backend.JournalStorage
     with _statements(db) as seen:
         tf_engine.prepare()
         tf_engine.storage.set_flow_state("RUNNING")
