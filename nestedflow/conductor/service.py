@@ -277,7 +277,7 @@ class Conductor:
         claimed = 0
         now = time.monotonic()
         try:
-            jobs = iter(self.board.iterjobs(only_unclaimed=True, ensure_fresh=ensure_fresh))
+            jobs = self.board.unclaimed_jobs(ensure_fresh=ensure_fresh)
         except tf_exc.JobFailure as error:
             LOG.warning("cannot read the jobboard: %s", error)
             return 0

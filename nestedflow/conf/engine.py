@@ -19,6 +19,14 @@ engine_opts = [
         help="Resource actions of one stack traversal that may run at once.",
     ),
     cfg.IntOpt(
+        "max_nested_waits",
+        default=32,
+        min=0,
+        help="Resource actions of one traversal that may wait for their nested "
+        "stacks beyond max_workers: waiting does not count as running, so a parent "
+        "keeps more children in flight than it has workers.",
+    ),
+    cfg.IntOpt(
         "max_template_size",
         default=524288,
         min=1,

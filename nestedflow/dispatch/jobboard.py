@@ -28,8 +28,10 @@ import urllib.parse
 import uuid
 
 from kazoo import client as kazoo_client
+from kazoo import exceptions as k_exceptions
 from kazoo.protocol import paths as k_paths
 from oslo_serialization import jsonutils
+from taskflow import exceptions as tf_exceptions
 from taskflow.jobs.backends import impl_zookeeper
 from taskflow.persistence import models as tf_models
 
@@ -89,6 +91,30 @@ class Board(impl_zookeeper.ZookeeperJobBoard):
                          emit_notifications=emit_notifications)
         self._trash_path = url.path(TRASH)
         self._entity_path = url.path(".entities")
+
+    def unclaimed_jobs(self, ensure_fresh=False):
+        """The jobs not claimed as of one listing of the board, oldest first.
+
+        TaskFlow's ``iterjobs(only_unclaimed=True)`` asks ZooKeeper three
+        questions per job to learn its state, claimed ones included: with
+        four conductors sharing fifty jobs, each claim walked past dozens
+        of claimed jobs, tenths of a second while a slot stood idle. A
+        claim is a lock node beside its job node, so one listing tells them
+        all; a job claimed since then fails its claim, as before.
+        """
+        jobs = self._fetch_jobs(ensure_fresh=ensure_fresh)
+        if not jobs:
+            return
+        try:
+            names = set(self._client.get_children(self.path))
+        except k_exceptions.NoNodeError:
+            return
+        except k_exceptions.KazooException as error:
+            raise tf_exceptions.JobFailure(f"cannot list the jobboard: {error}") from error
+        for job in jobs:
+            name = k_paths.basename(job.path)
+            if name in names and name + self.LOCK_POSTFIX not in names:
+                yield job
 
 
 def job_details(stack_id, traversal_id, action, flow_uuid, posted_by):

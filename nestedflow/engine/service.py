@@ -39,6 +39,7 @@ class Engine:
             registry=self.registry,
             engine_id=engine_id or f"engine-{socket.gethostname()}-{os.getpid()}",
             max_workers=max_workers or CONF.engine.max_workers,
+            max_nested_waits=CONF.engine.max_nested_waits,
         )
         self._backend = self.db.taskflow_backend()
         self.stacks = StackLifecycle(self.db, self.registry, self._dispatch)

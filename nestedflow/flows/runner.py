@@ -9,7 +9,6 @@ import contextlib
 import logging
 import uuid
 
-import futurist
 import taskflow.engines
 from taskflow import exceptions as tf_exceptions
 from taskflow import states
@@ -17,7 +16,7 @@ from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
 from nestedflow.flows import engine as tf_engine
-from nestedflow.flows import factories, journal, runtime
+from nestedflow.flows import factories, journal, runtime, workers
 from nestedflow.flows import journal_backend as journal_backends
 
 LOG = logging.getLogger(__name__)
@@ -78,12 +77,11 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
         LOG.info("stack %s traversal %s not started: %s", stack_id, traversal_id, error)
         return
     rt.started(owner)
-    executor = futurist.ThreadPoolExecutor(max_workers=rt.max_workers)
     kwargs = {"stack_id": stack_id, "traversal_id": traversal_id, "action": action}
-    journal_backend = None
+    journal_backend = executor = None
     try:
         with runtime.installed(rt, owner):
-            engine, journal_backend = _journaled_engine(rt, backend, kwargs, owner, executor)
+            engine, journal_backend, executor = _journaled_engine(rt, backend, kwargs, owner)
             _announce_rollback(rt, engine, stack_id, traversal_id, owner)
             if on_engine is not None and on_engine(engine) is False:
                 return
@@ -109,14 +107,16 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
                          traversal_id, error)
         # Every task has finished once the engine returns; waiting for the
         # idle pool threads to notice would add up to a second per traversal.
-        executor.shutdown(wait=False)
+        if executor is not None:
+            executor.shutdown(wait=False)
         rt.finished(owner)
         rt.forget(traversal_id)
 
 
-def _journaled_engine(rt, backend, kwargs, owner, executor):
+def _journaled_engine(rt, backend, kwargs, owner):
     """The run's engine, journaling into a flow detail of its own that starts
-    from the latest earlier run's progress (none for a first run)."""
+    from the latest earlier run's progress (none for a first run), and the
+    pool its actions run in."""
     stack_id, traversal_id = kwargs["stack_id"], kwargs["traversal_id"]
     journal_backend = journal_backends.JournalBackend(
         backend, backend.engine, journal.owner_fence(rt.db, stack_id, traversal_id, owner))
@@ -134,12 +134,15 @@ def _journaled_engine(rt, backend, kwargs, owner, executor):
         # With the flow's atoms: the run's journal starts in one transaction.
         detail = journal.copy_forward(journal_backend, stack_id, previous,
                                       f"{flow.name} (run {run})", meta, flow=flow)
+        waits = sum(1 for node, _ in flow.iter_nodes()
+                    if getattr(node, "waits_for_stacks", False))
+        executor = workers.WorkerPool(rt.max_workers, min(waits, rt.max_nested_waits))
         engine = taskflow.engines.load(flow, flow_detail=detail, backend=journal_backend,
                                        engine=tf_engine.ENGINE, executor=executor)
     except BaseException:
         journal_backend.close()
         raise
-    return engine, journal_backend
+    return engine, journal_backend, executor
 
 
 def _unsettled_owner(rt, stack_id, traversal_id, owner):

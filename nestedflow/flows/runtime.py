@@ -26,6 +26,8 @@ class Runtime:
     #: Who runs the work: recorded in events and used as the lock holder prefix.
     engine_id: str
     max_workers: int
+    #: Threads beyond ``max_workers`` for actions waiting on nested stacks.
+    max_nested_waits: int = 0
     #: A resource lock untouched this long by a run that is not ours is stale.
     lock_timeout: float = 300.0
     #: Starts child stacks' traversals (nestedflow.stacks.lifecycle.StackLifecycle).

@@ -447,6 +447,13 @@ def _retire_unconverged_additions(scope):
             scope.write(scope.lock(row.id), release=True, current=False)
 
 
+def _waits_for_stacks(registry, type_name):
+    try:
+        return getattr(registry.get(type_name), "waits_for_stacks", False)
+    except exceptions.NestedflowError:
+        return False  # an unknown type is reported when the task runs
+
+
 class ResourceTask(ScopedTask):
     """Base of the per-resource tasks."""
 
@@ -462,6 +469,7 @@ class ResourceTask(ScopedTask):
         self.row_id = row.id
         self.resource_name = row.name
         self.provides_symbol = provides
+        self.waits_for_stacks = _waits_for_stacks(scope.runtime.registry, row.type)
 
     def fail(self, row, action, error):
         reason = f"{type(error).__name__}: {error}"

@@ -66,6 +66,9 @@ class Resource(abc.ABC):
 
     properties_schema: typing.ClassVar[dict] = {}
     attributes_schema: typing.ClassVar[dict] = {}
+    #: Its actions mostly wait for child stacks (and give their worker up
+    #: meanwhile, see :mod:`nestedflow.flows.workers`).
+    waits_for_stacks: typing.ClassVar[bool] = False
     #: True when any attribute name is valid (e.g. nested stack outputs).
     dynamic_attributes: typing.ClassVar[bool] = False
 

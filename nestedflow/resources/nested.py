@@ -21,6 +21,7 @@ class NestedStackResource(base.Resource):
     """A resource whose physical object is a child stack (its physical id)."""
 
     dynamic_attributes = True
+    waits_for_stacks = True
     #: ResourceGroup names members by index: errors read ``resources[2]``.
     indexed_members = False
 

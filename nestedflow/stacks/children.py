@@ -12,6 +12,7 @@ import time
 import uuid
 
 from nestedflow import exceptions
+from nestedflow.flows import workers
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +133,7 @@ class ChildStacks:
             return superseded or (cancel and not cancelled)
 
         started = time.monotonic()
-        with self._rt.slots.waiting(scope.traversal_id):
+        with self._rt.slots.waiting(scope.traversal_id), workers.waiting():
             while True:
                 self._rt.events.wait((child_id, parent_id), done,
                                      timeout=scope.seconds_left())
