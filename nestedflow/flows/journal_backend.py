@@ -266,7 +266,8 @@ class JournalBackend(tf_base.Backend):
 
 
 class JournalStorage(tf_storage.Storage):
-    """TaskFlow's storage unit, minus its retry of every save.
+    """TaskFlow's storage unit, minus its retry of every save and the save
+    of a progress that reads the same as before.
 
     TaskFlow retries a save for up to 15 s while the backend raises
     StorageFailure. A journal's saves land in memory and never raise it (a
@@ -283,6 +284,14 @@ class JournalStorage(tf_storage.Storage):
     def _save_atom_detail(self, conn, original_atom_detail, atom_detail):
         original_atom_detail.update(conn.update_atom_details(atom_detail))
         return original_atom_detail
+
+    def set_task_progress(self, task_name, progress, details=None):
+        # The engine sets 0.0 as every task starts, right after RUNNING:
+        # what a task with no progress recorded reads as already. Saving it
+        # would clone and journal the atom a second time in one transition.
+        if details is None and progress == self.get_task_progress(task_name):
+            return
+        super().set_task_progress(task_name, progress, details=details)
 
 
 class _Connection(tf_base.Connection):

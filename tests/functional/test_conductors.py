@@ -302,3 +302,29 @@ def test_second_conductor_with_a_live_name_refuses_to_start(cluster):
     assert second.process.wait(30) == 1
     assert "a conductor named c1 is already running" in cluster.output(second)
     assert first.alive()
+
+
+def test_board_lists_unclaimed_jobs_from_one_listing():
+    client = zookeeper_client()
+    url = jobboard.JobboardURL(f"zookeeper://127.0.0.1:2181/nestedflow-test-{uuid.uuid4().hex[:8]}")
+    board = jobboard.Board("lister", url, client)
+    other = jobboard.Board("other", url, client)
+    try:
+        board.connect()
+        other.connect()
+        posted = [board.post(f"job {i}", details={"i": i}) for i in range(4)]
+        wait_for(lambda: len(list(board.unclaimed_jobs(ensure_fresh=True))) == 4, 10,
+                 what="the board to see its posts")
+        other.claim(posted[1], "someone")
+        board.claim(posted[2], "me")
+        board.consume(posted[2], "me")
+        unclaimed = [job.details["i"] for job in board.unclaimed_jobs(ensure_fresh=True)]
+        assert unclaimed == [0, 3]  # oldest first; claimed and consumed ones left out
+        # A claim given back (or lost with its conductor's session) frees the job.
+        other.abandon(posted[1], "someone")
+        assert [job.details["i"] for job in board.unclaimed_jobs()] == [0, 1, 3]
+    finally:
+        board.close()
+        other.close()
+        client.delete(url.path(), recursive=True)
+        client.stop()

@@ -273,6 +273,15 @@ def test_a_run_journal_starts_whole_in_one_write(engine, stack):
     run.flush()
     with contextlib.closing(stored.get_connection()) as conn:
         assert conn.get_flow_details(detail.uuid).state == "RUNNING"
+    # A progress that reads as before is not saved; a new one is.
+    with _statements(db) as seen:
+        tf_engine.storage.set_task_progress("b", 0.0)
+        run.flush()
+    assert not [s for s in seen if s[:2] == ["UPDATE", "atomdetails"]], seen
+    tf_engine.storage.set_task_progress("b", 0.5)
+    run.flush()
+    with contextlib.closing(stored.get_connection()) as conn:
+        assert conn.get_atom_details(atoms["b"].uuid).meta["progress"] == 0.5
     # Any other flow state is written at once, fenced first.
     db.claim_traversal(stack.id, traversal, "c2:2222")
     with pytest.raises(journal.Fenced):
