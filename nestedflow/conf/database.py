@@ -7,6 +7,7 @@ the sample config documents these options under the ``oslo.db`` namespace.
 import os
 
 import platformdirs
+from oslo_config import cfg
 from oslo_db import options as db_options
 
 
@@ -25,9 +26,25 @@ def default_url():
 MAX_POOL_SIZE = 16
 
 
+#: nestedflow's own option in oslo.db's group (it is about the same pool).
+database_opts = [
+    cfg.FloatOpt(
+        "ping_idle_after",
+        default=5.0,
+        min=0,
+        help="Seconds a pooled server connection may stay unused before it is "
+        "checked (SELECT 1) when next taken from the pool; 0 checks it every time, "
+        "as oslo.db does. A connection in steady use needs no check: a server "
+        "going away fails its next statement, and SQLAlchemy then replaces every "
+        "pooled connection.",
+    ),
+]
+
+
 def register_opts(conf):
     db_options.set_defaults(conf, max_pool_size=MAX_POOL_SIZE)
+    conf.register_opts(database_opts, group="database")
 
 
 def list_opts():
-    return []
+    return [("database", database_opts)]

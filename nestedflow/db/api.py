@@ -8,6 +8,7 @@ stop. That is the fencing every task relies on after a crash or a pause.
 """
 
 import threading
+import time
 
 import sqlalchemy as sa
 from oslo_db.sqlalchemy import enginefacade
@@ -38,6 +39,9 @@ class _TaskflowBackend(impl_sqlalchemy.SQLAlchemyBackend):
         super().close()
 
 
+#: Seconds a transaction waits for SQLite's write lock (pysqlite's default).
+SQLITE_BUSY_TIMEOUT = 5.0
+
 #: What a resource write's event records (``e_<column>`` parameters).
 _EVENT_COLUMNS = ("stack_id", "resource_name", "resource_id", "physical_id", "action",
                   "status", "status_reason", "traversal_id", "engine_id", "timestamp")
@@ -62,6 +66,8 @@ class Database:
         if self.dialect == "sqlite":
             self._serialize_sqlite_writers(engine)
             self._pool_sqlite_connections(engine, CONF.database.max_pool_size)
+        else:
+            self._ping_idle_connections(engine, CONF.database.ping_idle_after)
         self._batch_psycopg2_executemany(engine)
         self._synced = False
         self._sync_lock = threading.Lock()
@@ -96,14 +102,92 @@ class Database:
         # IMMEDIATE transaction takes the write lock up front and so waits
         # (busy timeout) instead. It replaces oslo.db's plain-BEGIN listener
         # (same "in_transaction" marker, which oslo.db clears on commit).
+        #
+        # This process's own transactions first take their turn on a lock:
+        # SQLite's busy handler waits by sleeping 1, 2, 5, 10... ms between
+        # tries, so a writer queued behind another one slept well past its
+        # release -- most of the time of a flat stack's eight workers. The
+        # lock wakes the next one at once. Other processes still meet at
+        # SQLite's lock; a transaction the lock cannot start within the
+        # busy timeout goes on to it too, and fails there as it would have.
         for listener in list(engine.dispatch.begin):
             sa.event.remove(engine, "begin", listener)
+        turn = threading.Lock()
+        # The connection whose transaction has the turn, as the pool's proxy
+        # and as the DBAPI connection (the dialect is handed the one, the
+        # pool's events the other): only its own thread sets or clears it.
+        holder = [()]
+
+        def end_turn(connection):
+            if any(connection is held for held in holder[0]):
+                holder[0] = ()
+                turn.release()
 
         @sa.event.listens_for(engine, "begin")
         def _begin_immediate(conn):
-            if "in_transaction" not in conn.info:
+            if "in_transaction" in conn.info:
+                return
+            proxy = conn.connection
+            if turn.acquire(timeout=SQLITE_BUSY_TIMEOUT):
+                holder[0] = (proxy, proxy.dbapi_connection)
+            try:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
-                conn.info["in_transaction"] = True
+            except BaseException:
+                end_turn(proxy)
+                raise
+            conn.info["in_transaction"] = True
+
+        # The turn passes once SQLite's lock is free: after the COMMIT (the
+        # "commit" event comes before it), so the wrappers go on the dialect.
+        dialect = engine.dialect
+        for name in ("do_commit", "do_rollback"):
+            def ended(dbapi_connection, _end=getattr(dialect, name)):
+                try:
+                    _end(dbapi_connection)
+                finally:
+                    end_turn(dbapi_connection)
+
+            setattr(dialect, name, ended)
+
+        @sa.event.listens_for(engine, "checkin")
+        def _returned(dbapi_connection, record):
+            # However its transaction ended (reset on return, invalidated),
+            # a connection back in the pool keeps no turn.
+            end_turn(dbapi_connection)
+
+    @staticmethod
+    def _ping_idle_connections(engine, idle_after):
+        # oslo.db turns pool_pre_ping on: a SELECT 1 round trip on every
+        # checkout, which is every transaction -- a third of the cost of a
+        # resource write on PostgreSQL. Only a connection that sat in the
+        # pool long enough for the server to have dropped it unnoticed is
+        # checked now (SQLAlchemy's pessimistic-disconnect recipe): a
+        # connection in steady use learns of a lost server from its next
+        # statement, as it would between a ping and that statement anyway,
+        # and the disconnect invalidates the whole pool.
+        pool = engine.pool
+        if not idle_after or not getattr(pool, "_pre_ping", False):
+            return
+        pool._pre_ping = False
+        dialect = engine.dialect
+
+        @sa.event.listens_for(pool, "checkin")
+        def _idle_from(dbapi_connection, record):
+            if record is not None:
+                record.info["idle_from"] = time.monotonic()
+
+        @sa.event.listens_for(pool, "checkout")
+        def _ping_if_idle(dbapi_connection, record, proxy):
+            idle_from = record.info.get("idle_from")
+            if idle_from is None or time.monotonic() - idle_from < idle_after:
+                return  # just connected, or in steady use
+            try:
+                dialect.do_ping(dbapi_connection)
+            except dialect.loaded_dbapi.Error as error:
+                if dialect.is_disconnect(error, dbapi_connection, None):
+                    # The pool drops it and checks out another connection.
+                    raise sa.exc.DisconnectionError(str(error)) from error
+                raise
 
     @staticmethod
     def _batch_psycopg2_executemany(engine):
@@ -563,7 +647,11 @@ class Database:
 
         ``start(row)`` may return values to write (as :meth:`update_resource`
         does, with ``event``) in the lock's own transaction: an action's
-        ``IN_PROGRESS`` state costs no commit of its own.
+        ``IN_PROGRESS`` state costs no commit of its own. It may also return
+        a list of such writes, each a dict or a callable given the row as
+        the writes before it left it (and returning None to stop there):
+        an action that touches nothing outside this database runs, and
+        records its end, in that same transaction.
         """
         stmt = self._try_lock_statement(bool(owner), cancelled_ok)
         with self._engine.begin() as conn:
@@ -581,10 +669,17 @@ class Database:
             # Detached, like every row handed to tasks: they only read it and
             # pass it back to the compare-and-swap writes.
             row = models.Resource(**found._mapping)
-            values = start(row) if start is not None else None
-            if values:
-                self._cas_write(conn, row, holder, values, event)
-        return _applied(row, values) if values else row
+            steps = start(row) if start is not None else None
+            if steps:
+                # The row copy is only ours: applying the writes before the
+                # commit is safe, a failed commit discards it with the error.
+                for step in (steps if isinstance(steps, list) else [steps]):
+                    values = step(row) if callable(step) else step
+                    if not values:
+                        break
+                    self._cas_write(conn, row, holder, values, event)
+                    _applied(row, values)
+        return row
 
     def _try_lock_statement(self, with_owner, cancelled_ok):
         key = ("try_lock", with_owner, cancelled_ok)

@@ -158,18 +158,24 @@ class TraversalScope:
 
         ``start(row)``: the state to record once locked (values for
         :meth:`set_state`'s write, or None), in the lock's own transaction
-        when the lock is free.
+        when the lock is free; or a list of writes
+        (:meth:`Database.try_lock_resource`), the last of which may release
+        the lock (``engine_id=None``).
         """
         self.check_deadline()
         row = self.db.try_lock_resource(row_id, self.holder, self.stack.id, self.traversal_id,
                                         owner=self.owner, cancelled_ok=self.reverting,
                                         start=start, event=self.runtime.engine_id)
-        if row is not None:
-            self._mark(row.id, True)
-            return row
-        row = self._wait_for_lock(row_id)
-        values = start(row) if start is not None else None
-        return self.write(row, event=self.runtime.engine_id, **values) if values else row
+        if row is None:
+            row = self._wait_for_lock(row_id)
+            steps = start(row) if start is not None else None
+            for step in (steps if isinstance(steps, list) else [steps] if steps else []):
+                values = step(row) if callable(step) else step
+                if not values:
+                    break
+                row = self.write(row, event=self.runtime.engine_id, **values)
+        self._mark(row.id, row.engine_id == self.holder)
+        return row
 
     def _wait_for_lock(self, row_id):
         # Taken, superseded or cancelled: find out which, the slow way.
@@ -209,6 +215,19 @@ class TraversalScope:
             holder=self.holder,
         )
         return self.runtime.registry.get(row.type)(row.name, properties, context)
+
+    def in_database_only(self, row):
+        """Do the actions of ``row``'s type change nothing outside this
+        database (:attr:`Resource.side_effects`)?
+
+        Such an action runs inside its lock's transaction, which also
+        records its start and its end: a crash before the commit leaves
+        nothing behind, so the start need not be durable first.
+        """
+        try:
+            return not self.runtime.registry.get(row.type).side_effects
+        except exceptions.NestedflowError:
+            return False  # an unknown type fails where failures are recorded
 
     def set_state(self, row, action, status, reason="", release=False, **values):
         return self.write(row, event=self.runtime.engine_id, release=release, action=action,
@@ -518,21 +537,27 @@ class ResourceTask(ScopedTask):
         if not started:
             row = scope.write(row, event=scope.runtime.engine_id,
                               **self.creating(row, properties, type_name, revive))
-        plugin = scope.plugin(row, properties)
         try:
-            physical_id = plugin.create()
-            # What get_resource returns is known once the plugin knows its id.
-            if physical_id is not None:
-                plugin.context.physical_id = physical_id
-            data = {"ref": plugin.reference_id(), "attrs": self.attributes(plugin),
-                    "data": plugin.stored_data(),
-                    "fingerprint": self.fingerprint(row.type, properties)}
-            if undo:
-                data[UNDO] = {"traversal": scope.traversal_id, **undo}
+            values = self.created(row, properties, undo)
         except Exception as error:
             raise self.fail(row, "CREATE", error) from error
-        return scope.set_state(row, "CREATE", "COMPLETE", "state changed", release=release,
-                               physical_id=physical_id, attr_data=data)
+        return scope.write(row, event=scope.runtime.engine_id, release=release, **values)
+
+    def created(self, row, properties, undo=None):
+        """Create the object of ``row`` as :meth:`creating` left it; returns
+        the write that records it CREATE_COMPLETE."""
+        plugin = self.scope.plugin(row, properties)
+        physical_id = plugin.create()
+        # What get_resource returns is known once the plugin knows its id.
+        if physical_id is not None:
+            plugin.context.physical_id = physical_id
+        data = {"ref": plugin.reference_id(), "attrs": self.attributes(plugin),
+                "data": plugin.stored_data(),
+                "fingerprint": self.fingerprint(row.type, properties)}
+        if undo:
+            data[UNDO] = {"traversal": self.scope.traversal_id, **undo}
+        return dict(action="CREATE", status="COMPLETE", status_reason="state changed",
+                    physical_id=physical_id, attr_data=data)
 
     def resolve(self, inputs, row=None):
         """The resource's properties from its dependencies' outputs; a failure
@@ -563,12 +588,21 @@ class CreateResource(ResourceTask):
             if self._done(row):
                 return output_of(scope.release(row))
             raise self.fail(row, self.ACTION, error) from error
-        row = scope.lock(self.row_id, start=lambda row: None if self._done(row) else (
-            self.creating(row, properties)))
+        row = scope.lock(self.row_id, start=lambda row: self._start(row, properties))
+        if row.engine_id != scope.holder:
+            return output_of(row)  # created in the lock's transaction
         if self._done(row):
             # Re-run after a crash: the work is done, hand its results on.
             return output_of(scope.release(row))
         return output_of(self.create_on(row, properties, release=True, started=True))
+
+    def _start(self, row, properties):
+        if self._done(row):
+            return None
+        creating = self.creating(row, properties)
+        if not self.scope.in_database_only(row):
+            return creating
+        return [creating, lambda row: _in_lock(self.created, row, properties)]
 
     def _done(self, row):
         return (row.action, row.status) == ("CREATE", "COMPLETE") and (
@@ -758,6 +792,17 @@ class ConvergeResource(ResourceTask):
 DELETING = {"action": "DELETE", "status": "IN_PROGRESS", "status_reason": "state changed"}
 
 
+def _in_lock(action, row, *args):
+    """Run a database-only ``action`` inside the lock's transaction; its
+    write also releases the lock. On an error the lock stays taken (and the
+    start written) for the ordinary path to run the action again and record
+    the failure: running it twice changes nothing outside the database."""
+    try:
+        return {**action(row, *args), "engine_id": None}
+    except Exception:
+        return None
+
+
 def delete_resource(scope, row, honour_retain=True, retire=False, started=False):
     """Delete the physical object of a locked row, then release it.
 
@@ -767,18 +812,37 @@ def delete_resource(scope, row, honour_retain=True, retire=False, started=False)
     """
     if not started:
         row = scope.write(row, event=scope.runtime.engine_id, **DELETING)
+    try:
+        values = deleted(scope, row, honour_retain, retire)
+    except exceptions.OwnershipLost:
+        raise
+    except Exception as error:
+        reason = f"{type(error).__name__}: {error}"
+        scope.set_state(row, "DELETE", "FAILED", reason, release=True)
+        raise exceptions.ResourceFailure(row.name, "DELETE", error) from error
+    return scope.write(row, event=scope.runtime.engine_id, release=True, **values)
+
+
+def deleted(scope, row, honour_retain=True, retire=False):
+    """Delete the object of ``row`` as :data:`DELETING` left it; returns the
+    write that records it DELETE_COMPLETE (see :func:`delete_resource`)."""
     if not (honour_retain and row.deletion_policy == "Retain"):
-        plugin = scope.plugin(row, row.properties_data or {})
-        try:
-            plugin.delete()
-        except exceptions.OwnershipLost:
-            raise
-        except Exception as error:
-            reason = f"{type(error).__name__}: {error}"
-            scope.set_state(row, "DELETE", "FAILED", reason, release=True)
-            raise exceptions.ResourceFailure(row.name, "DELETE", error) from error
+        scope.plugin(row, row.properties_data or {}).delete()
     values = {"current": False} if retire else {}
-    return scope.set_state(row, "DELETE", "COMPLETE", "state changed", release=True, **values)
+    return dict(action="DELETE", status="COMPLETE", status_reason="state changed", **values)
+
+
+def deleting(scope, row, retire=False):
+    """The lock's writes that start a cleanup's delete of ``row`` (and, for a
+    database-only type, do it: :func:`_in_lock`)."""
+    if not scope.in_database_only(row):
+        return dict(DELETING)
+
+    def delete(row):
+        scope.cleanup_started = True
+        return deleted(scope, row, retire=retire)
+
+    return [dict(DELETING), lambda row: _in_lock(delete, row)]
 
 
 def is_gone(row):
@@ -809,7 +873,9 @@ class DeleteResource(ResourceTask):
             return retire and row.current and row.name in scope.definition.resources
 
         row = scope.lock(self.row_id, start=lambda row: None if kept(row) or is_gone(row)
-                         else dict(DELETING))
+                         else deleting(scope, row, retire))
+        if row.engine_id != scope.holder:
+            return True  # deleted in the lock's transaction
         if kept(row):
             scope.release(row)
             return True
@@ -831,7 +897,9 @@ class CleanupReplaced(DeleteResource):
     def execute(self, traversal, **inputs):
         scope = self.scope
         row = scope.lock(self.row_id, start=lambda row: None if row.current or is_gone(row)
-                         else dict(DELETING))
+                         else deleting(scope, row))
+        if row.engine_id != scope.holder:
+            return True  # deleted in the lock's transaction
         if row.current or is_gone(row):
             scope.release(row)
             return True

@@ -69,6 +69,13 @@ class Resource(abc.ABC):
     #: Its actions mostly wait for child stacks (and give their worker up
     #: meanwhile, see :mod:`nestedflow.flows.workers`).
     waits_for_stacks: typing.ClassVar[bool] = False
+    #: False for a type whose actions change nothing outside nestedflow's
+    #: own database (``OS::Heat::None``; a plugin that only computes or
+    #: stores values). The engine then runs each of its creates and deletes
+    #: in the transaction that takes the resource lock and records the
+    #: action's start and end: one commit instead of two, and nothing to
+    #: find after a crash before it.
+    side_effects: typing.ClassVar[bool] = True
     #: True when any attribute name is valid (e.g. nested stack outputs).
     dynamic_attributes: typing.ClassVar[bool] = False
 

@@ -14,6 +14,7 @@ class NoneResource(base.Resource):
 
     #: No schema: Heat's None ignores whatever properties the replaced type had.
     properties_schema = None
+    side_effects = False
 
     def create(self):
         return str(uuid.uuid5(uuid.NAMESPACE_URL, self.context.create_key))

@@ -1,7 +1,11 @@
 """The state database: connection handling, and resource writes with their events."""
 
+import threading
+import time
+
 import pytest
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
 
 from nestedflow import exceptions
 from nestedflow.db import api
@@ -96,4 +100,61 @@ def test_postgresql_executemany_is_batched_and_lands_every_row(pg_url):
         assert rows == {i: i * 2 for i in range(250)}
     finally:
         table.drop(engine, checkfirst=True)
+        db.dispose()
+
+
+def test_sqlite_transactions_of_many_threads_take_turns_and_all_land(sqlite_url):
+    """This process's SQLite transactions queue on a lock of their own before
+    SQLite's (whose busy handler sleeps between tries). However a
+    transaction ends -- commit, rollback, an error, a connection handed back
+    mid-transaction -- the next one gets its turn: 8 threads x 40
+    transactions finish, far within the busy timeout a lost turn would cost
+    every later transaction, and every commit lands."""
+    db = api.Database(sqlite_url)
+    db.sync()
+    engine = db._engine
+    table = sa.Table("nf_turn_probe", sa.MetaData(),
+                     sa.Column("id", sa.Integer, primary_key=True),
+                     sa.Column("t", sa.Integer, nullable=False))
+    table.create(engine)
+    committed, errors = [], []
+
+    def worker(t):
+        try:
+            for i in range(40):
+                key = t * 1000 + i
+                way = i % 4
+                if way == 0:
+                    with engine.begin() as conn:
+                        conn.execute(table.insert(), {"id": key, "t": t})
+                    committed.append(key)
+                elif way == 1:
+                    with engine.connect() as conn:
+                        conn.execute(table.insert(), {"id": key, "t": t})
+                        conn.rollback()
+                elif way == 2:
+                    with engine.connect() as conn:  # closed mid-transaction
+                        conn.execute(table.insert(), {"id": key, "t": t})
+                else:
+                    with pytest.raises(db_exc.DBDuplicateEntry):
+                        with engine.begin() as conn:
+                            conn.execute(table.insert(), {"id": t * 1000, "t": t})
+        except Exception as error:  # reported below, from the test's thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+    started = time.monotonic()
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert not errors
+        assert not any(thread.is_alive() for thread in threads)
+        # A turn left taken makes every later transaction wait out the busy
+        # timeout first: 320 of them would take half an hour.
+        assert time.monotonic() - started < api.SQLITE_BUSY_TIMEOUT * 6
+        with engine.connect() as conn:
+            assert sorted(conn.execute(sa.select(table.c.id)).scalars()) == sorted(committed)
+    finally:
         db.dispose()

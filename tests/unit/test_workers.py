@@ -20,12 +20,15 @@ def test_at_most_active_actions_run_and_a_waiting_one_frees_its_worker():
         entered.release()
         try:
             if wait_inside:
+                # Counted as running only while it holds a worker: before it
+                # gives the worker up and once it has it back.
+                with lock:
+                    running[0] -= 1
                 with workers.waiting():
-                    with lock:
-                        running[0] -= 1
                     assert release.wait(TIMEOUT)
-                    with lock:
-                        running[0] += 1
+                with lock:
+                    running[0] += 1
+                    peak[0] = max(peak[0], running[0])
             else:
                 assert release.wait(TIMEOUT)
         finally:

@@ -1,0 +1,168 @@
+"""Actions of types that change nothing outside the database commit once.
+
+A type whose ``side_effects`` is False (``OS::Heat::None``) has its create
+or delete run inside the transaction that takes the resource lock, and
+that transaction records the action's start and end: the same rows and
+events as any other type, one commit instead of two. A crash before that
+commit leaves no trace; a failure is recorded as for any type.
+"""
+
+import contextlib
+
+import pytest
+import sqlalchemy as sa
+
+from nestedflow.dispatch import held
+from nestedflow.flows import factories, runtime, tasks
+from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources import test_resource
+from nestedflow.resources.none import NoneResource
+
+pytestmark = pytest.mark.functional
+
+
+class Crash(BaseException):
+    """The process dying in the middle of an action."""
+
+
+class Refusing(NoneResource):
+    crash = False
+
+    def create(self):
+        if Refusing.crash:
+            raise Crash()
+        raise ValueError("refused by the plugin")
+
+
+class Dropping(NoneResource):
+    """Database-only, but its delete runs the plugin (an ``update_allowed``-
+    free type like None would not reach it otherwise)."""
+
+    deletes = []
+
+    def delete(self):
+        Dropping.deletes.append(self.physical_id)
+
+
+TYPES = {"OS::Heat::None": NoneResource, "OS::Heat::TestResource": test_resource.TestResource,
+         "Test::Refusing": Refusing, "Test::Dropping": Dropping}
+
+
+@pytest.fixture
+def engine(make_engine, db_url):
+    return make_engine(db_url, registry=ResourceRegistry.for_testing(TYPES))
+
+
+def _template(**resources):
+    return {"heat_template_version": "2018-08-31",
+            "resources": {name: {"type": kind} for name, kind in resources.items()}}
+
+
+@contextlib.contextmanager
+def _commits(db):
+    seen = []
+    listener = lambda conn: seen.append(conn)  # noqa: E731
+    sa.event.listen(db._engine, "commit", listener)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(db._engine, "commit", listener)
+
+
+def _held_flow(engine, start):
+    """Store a traversal without running it; returns its tasks by resource name."""
+    engine._dispatcher = held.HeldDispatcher()
+    start()
+    stack_id, traversal_id, action = engine._dispatcher.held[-1]
+    rt = engine.runtime
+    rt.db.claim_traversal(stack_id, traversal_id, "run-1")
+    with runtime.installed(rt, "run-1"):
+        flow = factories.stack_traversal(stack_id, traversal_id, action)
+    named = {t.resource_name: t for t in flow if isinstance(t, tasks.ResourceTask)}
+    return stack_id, traversal_id, named
+
+
+def _run(engine, task, traversal_id, **inputs):
+    with runtime.installed(engine.runtime, "run-1"):
+        task.pre_execute()
+        try:
+            return task.execute(traversal=traversal_id, **inputs)
+        finally:
+            task.post_execute()
+
+
+def _row(engine, stack_id, name):
+    return next(r for r in engine.db.list_all_resources(stack_id) if r.name == name)
+
+
+def _events(engine, stack_id, name):
+    return [(e.action, e.status) for e in engine.list_events(stack_id)
+            if e.resource_name == name]
+
+
+def test_a_database_only_create_and_delete_commit_once_each(engine, stack_name):
+    stack_id, traversal_id, named = _held_flow(engine, lambda: engine.create_stack(
+        stack_name, _template(n="Test::Dropping", t="OS::Heat::TestResource")))
+    db = engine.db
+
+    with _commits(db) as seen:
+        created = _run(engine, named["n"], traversal_id)
+    assert len(seen) == 1
+    row = _row(engine, stack_id, "n")
+    assert (row.action, row.status, row.engine_id) == ("CREATE", "COMPLETE", None)
+    assert row.traversal_id == traversal_id and row.physical_id
+    assert created == tasks.output_of(row) and created["ref"] == row.physical_id
+    assert _events(engine, stack_id, "n") == [("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE")]
+
+    # A type with side effects records its start before it acts.
+    with _commits(db) as seen:
+        _run(engine, named["t"], traversal_id)
+    assert len(seen) >= 2
+
+    # Re-run (the journal lost the result): the same result, nothing new.
+    assert _run(engine, named["n"], traversal_id) == created
+    assert _events(engine, stack_id, "n") == [("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE")]
+    assert _row(engine, stack_id, "n").engine_id is None
+
+    Dropping.deletes.clear()
+    stack_id, traversal_id, named = _held_flow(engine, lambda: engine.delete_stack(stack_id))
+    with _commits(db) as seen:
+        assert _run(engine, named["n"], traversal_id) is True
+    assert len(seen) == 1
+    assert Dropping.deletes == [row.physical_id]
+    row = _row(engine, stack_id, "n")
+    assert (row.action, row.status, row.engine_id) == ("DELETE", "COMPLETE", None)
+    assert _events(engine, stack_id, "n")[-2:] == [("DELETE", "IN_PROGRESS"),
+                                                    ("DELETE", "COMPLETE")]
+    # Deleting it again finds it gone and does not run the plugin again.
+    assert _run(engine, named["n"], traversal_id) is True
+    assert Dropping.deletes == [row.physical_id]
+
+
+def test_a_crash_inside_a_database_only_create_leaves_no_trace(engine, stack_name):
+    stack_id, traversal_id, named = _held_flow(engine, lambda: engine.create_stack(
+        stack_name, _template(r="Test::Refusing")))
+    Refusing.crash = True
+    try:
+        with pytest.raises(Crash):
+            _run(engine, named["r"], traversal_id)
+    finally:
+        Refusing.crash = False
+    row = _row(engine, stack_id, "r")
+    # Neither the lock nor the start was committed: the next run starts afresh.
+    assert (row.action, row.status, row.engine_id) == ("INIT", "COMPLETE", None)
+    assert _events(engine, stack_id, "r") == []
+
+
+def test_a_failed_database_only_create_is_recorded_like_any_other(engine, stack_name):
+    stack = engine.create_stack(stack_name, _template(r="Test::Refusing", n="OS::Heat::None"),
+                                disable_rollback=True)
+    stack = engine.wait(stack.id, timeout=60)
+    assert (stack.action, stack.status) == ("CREATE", "FAILED")
+    assert "refused by the plugin" in stack.status_reason
+    row = _row(engine, stack.id, "r")
+    assert (row.action, row.status, row.engine_id) == ("CREATE", "FAILED", None)
+    assert "refused by the plugin" in row.status_reason
+    assert _events(engine, stack.id, "r") == [("CREATE", "IN_PROGRESS"), ("CREATE", "FAILED")]
+    assert (_row(engine, stack.id, "n").status, _row(engine, stack.id, "n").engine_id) == (
+        "COMPLETE", None)
