@@ -16,8 +16,11 @@ reasons this module removes without changing what the compilation is:
 Finding an atom's arguments was quadratic too: TaskFlow's scope walker
 scans every sibling left of the atom for its predecessors (a flat stack's
 last resource scans a thousand siblings to find the first task), looking
-each sibling's position up with a list search. :class:`ScopeWalker` yields
-the same scopes, in the same order, from the predecessors themselves.
+each sibling's position up with a list search, and listed every
+predecessor (a chain's last task: all of them) although only the
+providers of the atom's own arguments are ever looked for in them.
+:class:`ScopeWalker` yields the scopes of those providers, in the same
+order, from the predecessors themselves (:class:`ScopeIndex`).
 
 And choosing what runs next was quadratic: after each completion TaskFlow
 checks every descendant of the atom that completed (a chain of 500 checks
@@ -190,30 +193,90 @@ class CompletionWaiter:
         return done, fs - done
 
 
+class ScopeIndex:
+    """What the scope walkers of one compilation share: sibling positions,
+    each name's providers, and which atoms precede which.
+
+    Whether ``p`` precedes ``atom`` is answered by a search back from
+    ``atom`` that stops at nodes placed before ``p`` in a topological order
+    (they cannot follow ``p``) and at nodes already known to follow ``p``;
+    walkers worked out in that order find the traversal's first task (which
+    every resource task reads) one step back instead of a whole chain back.
+    """
+
+    def __init__(self, compilation):
+        graph = compilation.execution_graph
+        self.graph = graph
+        self.positions = {}  # node id -> {child item: index}
+        self.order = list(graph.topological_sort())
+        self._rank = {node: i for i, node in enumerate(self.order)}
+        self.providers = collections.defaultdict(list)
+        for node in self.order:
+            if graph.nodes[node]["kind"] in compiler.ATOMS:
+                for name in node.provides:
+                    self.providers[name].append(node)
+        self._after = collections.defaultdict(set)
+        self._not_after = collections.defaultdict(set)
+
+    def precedes(self, p, atom):
+        after, not_after = self._after[p], self._not_after[p]
+        if atom in after:
+            return True
+        floor = self._rank[p]
+        seen = {atom}
+        queue = collections.deque(seen)
+        while queue:
+            for node in self.graph.predecessors(queue.popleft()):
+                if node is p or node in after:
+                    after.add(atom)
+                    return True
+                if node not in seen and self._rank[node] > floor and node not in not_after:
+                    seen.add(node)
+                    queue.append(node)
+        # Everything searched precedes ``atom``, so none of it follows ``p``.
+        not_after.update(seen)
+        return False
+
+
+def _wanted(atom):
+    """Every name TaskFlow looks up for ``atom`` (its execute and revert
+    arguments, required or optional)."""
+    names = set(atom.rebind.values())
+    names.update((getattr(atom, "revert_rebind", None) or {}).values())
+    names.update(atom.optional or ())
+    names.update(getattr(atom, "revert_optional", None) or ())
+    return names
+
+
 class ScopeWalker(scopes.ScopeWalker):
-    """TaskFlow's scopes of an atom, found from its predecessors.
+    """TaskFlow's scopes of an atom, found from its predecessors, narrowed
+    to the atoms that provide a name it looks up.
 
     A level's scope is the predecessors that sit in a sibling left of the
     atom's branch, nearest sibling first and, inside a sibling flow, in its
     left-to-right depth-first order -- what the stock walker finds by
-    scanning all those siblings. The compilation is frozen, so the scopes
-    are worked out once. ``positions`` (node id -> {child item: index}) is
-    shared by the walkers of one compilation.
+    scanning all those siblings. TaskFlow only asks an atom's walker for
+    the providers of that atom's own arguments (``rebind``, ``optional``
+    and their revert counterparts), picking those of the first level that
+    has any; the other predecessors, which the stock walker lists too (a
+    chain's 500th task lists 499), never answer anything, so they are left
+    out. The compilation is frozen, so the scopes are worked out once.
     """
 
-    def __init__(self, compilation, atom, positions, names_only=False):
+    def __init__(self, compilation, atom, index, names_only=False):
         super().__init__(compilation, atom, names_only=names_only)
         self._hierarchy = compilation.hierarchy
-        self._positions = positions
+        self._index = index
         self._scopes = None
 
     def _position(self, parent, item):
-        index = self._positions.get(id(parent))
+        positions = self._index.positions
+        index = positions.get(id(parent))
         if index is None:
             index = {}
             for i, child in enumerate(parent):
                 index.setdefault(child.item, i)
-            self._positions[id(parent)] = index
+            positions[id(parent)] = index
         return index[item]
 
     def _branch(self, parent, atom):
@@ -224,9 +287,9 @@ class ScopeWalker(scopes.ScopeWalker):
         return node
 
     def _levels(self):
-        graph = self._execution_graph
-        predecessors = {node for node in graph.bfs_predecessors_iter(self._atom)
-                        if graph.nodes[node]["kind"] in compiler.ATOMS}
+        index = self._index
+        predecessors = {p for name in _wanted(self._atom) for p in index.providers.get(name, ())
+                        if p is not self._atom and index.precedes(p, self._atom)}
         last = self._node
         for parent in self._node.path_iter(include_self=False):
             if not predecessors:
@@ -252,9 +315,12 @@ class ScopeWalker(scopes.ScopeWalker):
             yield visible, [atom.name for atom in visible]
             last = parent
 
-    def __iter__(self):
+    def prime(self):
         if self._scopes is None:
             self._scopes = list(self._levels())
+
+    def __iter__(self):
+        self.prime()
         for visible, names in self._scopes:
             # A copy, as the stock walker gives: callers may keep or change it.
             yield list(names if self._names_only else visible)
@@ -396,11 +462,16 @@ class _Runtime(runtime.Runtime):
 
     def use_fast_scopes(self):
         """Replace every atom's scope walker with :class:`ScopeWalker`."""
-        positions = {}
+        index = ScopeIndex(self.compilation)
+        walkers = {}
         for metadata in self._atom_cache.values():
             stock = metadata["scope_walker"]
-            metadata["scope_walker"] = ScopeWalker(
-                self.compilation, stock._atom, positions, names_only=stock._names_only)
+            metadata["scope_walker"] = walkers[stock._atom] = ScopeWalker(
+                self.compilation, stock._atom, index, names_only=stock._names_only)
+        # In topological order: see ScopeIndex.
+        for node in index.order:
+            if node in walkers:
+                walkers[node].prime()
 
 
 class ParallelEngine(engine.ParallelActionEngine):

@@ -76,20 +76,50 @@ def test_compilation_matches_stock_taskflow():
                 node.parent.item if node.parent else None)
 
 
-def test_scope_walker_yields_the_stock_scopes():
+def test_scope_walker_yields_the_stock_scopes_of_what_an_atom_looks_up():
+    """Stock scopes list every predecessor; TaskFlow only ever looks for the
+    providers of the atom's own arguments in them, taking those of the first
+    level that has any. Ours hold exactly those providers, in the same
+    levels and order."""
+    narrowed = 0
     for flow_ in _flows():
         compilation = engine.PatternCompiler(flow_).compile()
-        positions = {}
+        index = engine.ScopeIndex(compilation)
         atoms = [node for node, data in compilation.execution_graph.nodes(data=True)
                  if data["kind"] in stock.ATOMS]
         assert atoms
+        by_name = {atom.name: atom for atom in atoms}
         for atom in atoms:
+            looked_up = {*atom.rebind.values(), *atom.revert_rebind.values(),
+                         *atom.optional, *atom.revert_optional}
             for names_only in (True, False):
                 theirs = scopes.ScopeWalker(compilation, atom, names_only=names_only)
-                ours = engine.ScopeWalker(compilation, atom, positions, names_only=names_only)
-                expected = [list(level) for level in theirs]
-                assert list(ours) == expected, (flow_.name, atom.name)
-                assert list(ours) == expected  # computed once, yielded again
+                ours = engine.ScopeWalker(compilation, atom, index, names_only=names_only)
+
+                def provides(item, names_only=names_only, looked_up=looked_up, by_name=by_name):
+                    node = by_name[item] if names_only else item
+                    return bool(looked_up & set(node.provides))
+
+                everything = [list(level) for level in theirs]
+                expected = [kept for kept in ([i for i in level if provides(i)]
+                                              for level in everything) if kept]
+                assert [level for level in ours if level] == expected, (flow_.name, atom.name)
+                assert [level for level in ours if level] == expected  # computed once
+                narrowed += sum(map(len, everything)) - sum(map(len, expected))
+    assert narrowed  # the stock walkers listed predecessors nobody asks for
+
+
+def test_scope_index_knows_which_atoms_precede_which():
+    flow_ = _flows()[1]  # a chain c0 -> c7
+    compilation = engine.PatternCompiler(flow_).compile()
+    index = engine.ScopeIndex(compilation)
+    atoms = {node.name: node for node in compilation.execution_graph.nodes
+             if getattr(node, "name", None) in {f"c{i}" for i in range(8)}}
+    for later in range(8):  # asked in topological order, then out of it
+        assert index.precedes(atoms["c0"], atoms[f"c{later}"]) == (later > 0)
+    for later in reversed(range(8)):
+        for earlier in range(8):
+            assert index.precedes(atoms[f"c{earlier}"], atoms[f"c{later}"]) == (earlier < later)
 
 
 def test_flows_find_the_nearest_provider():
