@@ -669,35 +669,49 @@ class Database:
             # Detached, like every row handed to tasks: they only read it and
             # pass it back to the compare-and-swap writes.
             row = models.Resource(**found._mapping)
-            steps = start(row) if start is not None else None
-            if steps:
-                # The row copy is only ours: applying the writes before the
-                # commit is safe, a failed commit discards it with the error.
-                for step in (steps if isinstance(steps, list) else [steps]):
-                    values = step(row) if callable(step) else step
-                    if not values:
-                        break
-                    self._cas_write(conn, row, holder, values, event)
-                    _applied(row, values)
+            merged, states = _run_steps(models.Resource(**found._mapping), start)
+            if merged:
+                self._cas_write(conn, row, holder, merged, event, states)
+                _applied(row, merged)
         return row
+
+    def write_free_resource(self, row, holder, stack_id, traversal_id, owner=None,
+                            cancelled_ok=False, start=None, event=None):
+        """:meth:`try_lock_resource` for a caller that read ``row`` earlier
+        and whose ``start`` writes end by releasing the lock.
+
+        If the row is still free and unchanged since (same atomic key) and
+        ``traversal_id`` still the stack's current traversal as
+        :meth:`try_lock_resource` requires, the writes land in one
+        statement that takes the lock and gives it back. Returns the row as
+        written, or None when nothing was (the caller then locks the row).
+        """
+        if row.engine_id is not None:
+            return None
+        view = _copy(row)
+        merged, states = _run_steps(view, start)
+        if not merged or merged.get("engine_id", holder) is not None:
+            return None
+        ownership = {"w_stack": stack_id, "w_traversal": traversal_id, "w_owner": owner,
+                     "free": (bool(owner), cancelled_ok)}
+        try:
+            with self._engine.begin() as conn:
+                self._cas_write(conn, row, holder, merged, event, states, ownership)
+        except exceptions.ResourceLocked:
+            return None
+        return _applied(_copy(row), merged)
 
     def _try_lock_statement(self, with_owner, cancelled_ok):
         key = ("try_lock", with_owner, cancelled_ok)
         stmt = self._cas_statements.get(key)
         if stmt is None:
-            stack, res = models.Stack.__table__, models.Resource.__table__
-            owns = [stack.c.id == sa.bindparam("w_stack"),
-                    stack.c.current_traversal == sa.bindparam("w_traversal")]
-            if with_owner:
-                owns.append(stack.c.traversal_owner == sa.bindparam("w_owner"))
-            if not cancelled_ok:
-                owns.append(stack.c.cancel_requested.is_(None))
+            res = models.Resource.__table__
             stmt = (
                 sa.update(res)
                 .where(res.c.id == sa.bindparam("w_id"),
                        sa.or_(res.c.engine_id.is_(None),
                               res.c.engine_id == sa.bindparam("w_holder")),
-                       sa.exists().where(*owns))
+                       self._owns_clause(with_owner, cancelled_ok))
                 .values(engine_id=sa.bindparam("w_holder"), atomic_key=res.c.atomic_key + 1,
                         updated_at=sa.bindparam("v_now"))
             )
@@ -732,70 +746,125 @@ class Database:
             self._cas_write(conn, row, holder, values, event)
         return _applied(row, values)
 
-    def _cas_write(self, conn, row, holder, values, event):
+    def _cas_write(self, conn, row, holder, values, event, states=None, ownership=None):
         """update_resource's write, in the caller's transaction; ``row`` is
-        left as it was (apply ``values`` once committed: :func:`_applied`)."""
+        left as it was (apply ``values`` once committed: :func:`_applied`).
+
+        ``states``: the successive writes ``values`` merges, each recorded
+        as an event of its own (default: ``values`` alone). ``ownership``
+        (see :meth:`write_free_resource`): the row must be free instead of
+        locked by ``holder``, and the traversal still the stack's.
+        """
         values["updated_at"] = models.utcnow()
         params = {f"v_{key}": value for key, value in values.items()}
         params.update(w_id=row.id, w_key=row.atomic_key, w_holder=holder,
                       v_atomic_key=row.atomic_key + 1)
         columns = frozenset(values)
+        free = None
+        if ownership is not None:
+            free = ownership["free"]
+            params.update(w_stack=ownership["w_stack"], w_traversal=ownership["w_traversal"],
+                          w_owner=ownership["w_owner"])
         if event is None:
-            result = conn.execute(self._cas_statement(columns), params)
+            result = conn.execute(self._cas_statement(columns, free), params)
         else:
-            params.update({f"e_{name}": value for name, value in {
-                "stack_id": row.stack_id,
-                "resource_name": row.name,
-                "resource_id": row.id,
-                "physical_id": values.get("physical_id", row.physical_id),
-                "action": values.get("action", row.action),
-                "status": values.get("status", row.status),
-                "status_reason": values.get("status_reason", ""),
-                "traversal_id": values.get("traversal_id", row.traversal_id),
-                "engine_id": event,
-                "timestamp": models.utcnow(),
-            }.items()})
+            events = self._event_params(row, states or [values], event)
             if self.dialect == "postgresql":
-                # One statement: the event is inserted only if the write
+                # One statement: the events are inserted only if the write
                 # happened, so its row count is the write's.
-                result = conn.execute(self._cas_with_event_statement(columns), params)
+                for i, fields in enumerate(events):
+                    params.update({f"e{i}_{name}": value for name, value in fields.items()})
+                result = conn.execute(
+                    self._cas_with_events_statement(columns, len(events), free), params)
+                # Several events: the insert's count; one per event written.
+                written = result.rowcount == len(events)
             else:
-                result = conn.execute(self._cas_statement(columns), params)
-                if result.rowcount == 1:
-                    conn.execute(self._event_insert_from_params, params)
+                result = conn.execute(self._cas_statement(columns, free), params)
+                written = result.rowcount == 1
+                if written:
+                    conn.execute(self._event_insert_from_params,
+                                 [{f"e_{name}": value for name, value in fields.items()}
+                                  for fields in events])
+            if not written:
+                raise exceptions.ResourceLocked(row.name, "a newer owner")
+            return
         if result.rowcount != 1:
             raise exceptions.ResourceLocked(row.name, "a newer owner")
 
-    def _cas_with_event_statement(self, columns):
-        """PostgreSQL: the compare-and-swap write and its event in one
+    @staticmethod
+    def _event_params(row, states, event):
+        """The event columns of each of ``states``, applied one after another to ``row``."""
+        now = models.utcnow()
+        current = {}
+        fields = []
+        for values in states:
+            current.update(values)
+            fields.append({
+                "stack_id": row.stack_id,
+                "resource_name": row.name,
+                "resource_id": row.id,
+                "physical_id": current.get("physical_id", row.physical_id),
+                "action": current.get("action", row.action),
+                "status": current.get("status", row.status),
+                "status_reason": values.get("status_reason", ""),
+                "traversal_id": current.get("traversal_id", row.traversal_id),
+                "engine_id": event,
+                "timestamp": now,
+            })
+        return fields
+
+    def _cas_with_events_statement(self, columns, count, free=None):
+        """PostgreSQL: the compare-and-swap write and its events in one
         statement (a data-modifying CTE), a round trip less per write."""
-        key = ("with_event", columns)
+        key = ("with_events", columns, count, free)
         stmt = self._cas_statements.get(key)
         if stmt is None:
-            written = self._cas_statement(columns).returning(
+            written = self._cas_statement(columns, free).returning(
                 models.Resource.__table__.c.id).cte("written")
             events = models.Event.__table__
+            # UNION ALL keeps the events in order: their ids follow it.
+            rows = [sa.select(*(sa.bindparam(f"e{i}_{name}", type_=events.c[name].type)
+                                for name in _EVENT_COLUMNS)).select_from(written)
+                    for i in range(count)]
             stmt = events.insert().from_select(
-                list(_EVENT_COLUMNS),
-                sa.select(*(sa.bindparam(f"e_{name}", type_=events.c[name].type)
-                            for name in _EVENT_COLUMNS)).select_from(written))
+                list(_EVENT_COLUMNS), rows[0] if count == 1 else sa.union_all(*rows))
             self._cas_statements[key] = stmt
         return stmt
 
-    def _cas_statement(self, columns):
-        stmt = self._cas_statements.get(columns)
+    def _cas_statement(self, columns, free=None):
+        """The compare-and-swap UPDATE of ``columns`` of a row locked by
+        ``w_holder``; or, with ``free`` = (with owner, cancelled ok), of a
+        free row while the traversal owns the stack (as the lock requires)."""
+        key = (columns, free)
+        stmt = self._cas_statements.get(key)
         if stmt is None:
             table = models.Resource.__table__
+            if free is None:
+                held = [table.c.engine_id == sa.bindparam("w_holder")]
+            else:
+                held = [table.c.engine_id.is_(None), self._owns_clause(*free)]
             stmt = (
                 sa.update(table)
                 .where(table.c.id == sa.bindparam("w_id"),
-                       table.c.atomic_key == sa.bindparam("w_key"),
-                       table.c.engine_id == sa.bindparam("w_holder"))
+                       table.c.atomic_key == sa.bindparam("w_key"), *held)
                 .values({name: sa.bindparam(f"v_{name}", type_=table.c[name].type)
                          for name in (*columns, "atomic_key")})
             )
-            self._cas_statements[columns] = stmt
+            self._cas_statements[key] = stmt
         return stmt
+
+    @staticmethod
+    def _owns_clause(with_owner, cancelled_ok):
+        """The stack's current traversal is ``w_traversal`` (run by
+        ``w_owner``, and not cancelled unless ``cancelled_ok``)."""
+        stack = models.Stack.__table__
+        owns = [stack.c.id == sa.bindparam("w_stack"),
+                stack.c.current_traversal == sa.bindparam("w_traversal")]
+        if with_owner:
+            owns.append(stack.c.traversal_owner == sa.bindparam("w_owner"))
+        if not cancelled_ok:
+            owns.append(stack.c.cancel_requested.is_(None))
+        return sa.exists().where(*owns)
 
     # -- events -------------------------------------------------------------
 
@@ -814,6 +883,29 @@ class Database:
                     .order_by(models.Event.id)
                 )
             )
+
+
+def _run_steps(view, start):
+    """The writes ``start(view)`` asks for (see :meth:`Database.try_lock_resource`),
+    merged into one, and each of them (for its event). A callable step sees
+    ``view`` as the earlier steps left it; ``view`` is changed."""
+    steps = start(view) if start is not None else None
+    merged, states = {}, []
+    for step in (steps if isinstance(steps, list) else [steps] if steps else []):
+        values = step(view) if callable(step) else step
+        if not values:
+            break
+        states.append(dict(values))
+        merged.update(values)
+        for key, value in values.items():
+            setattr(view, key, value)
+    return merged, states
+
+
+def _copy(row):
+    """A detached copy of a resource row."""
+    return models.Resource(**{column.key: getattr(row, column.key)
+                              for column in models.Resource.__table__.columns})
 
 
 def _applied(row, values):

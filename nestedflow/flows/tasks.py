@@ -177,6 +177,17 @@ class TraversalScope:
         self._mark(row.id, row.engine_id == self.holder)
         return row
 
+    def write_free(self, snapshot, start):
+        """:meth:`lock` without a lock of its own, for ``start`` writes that
+        end by releasing it, when ``snapshot`` (read when the flow was built)
+        is still the row as it is: one statement
+        (:meth:`Database.write_free_resource`). Returns the row as written,
+        or None when that does not apply (then :meth:`lock` it)."""
+        self.check_deadline()
+        return self.db.write_free_resource(
+            snapshot, self.holder, self.stack.id, self.traversal_id, owner=self.owner,
+            cancelled_ok=self.reverting, start=start, event=self.runtime.engine_id)
+
     def _wait_for_lock(self, row_id):
         # Taken, superseded or cancelled: find out which, the slow way.
         delay = 0.02
@@ -489,6 +500,22 @@ class ResourceTask(ScopedTask):
         self.resource_name = row.name
         self.provides_symbol = provides
         self.waits_for_stacks = _waits_for_stacks(scope.runtime.registry, row.type)
+        self._snapshot = row
+
+    def lock_for(self, start):
+        """The row locked with ``start`` written (:meth:`TraversalScope.lock`);
+        or, on this task's first run and for a database-only type, written
+        at once from the row read when the flow was built, if unchanged
+        since (:meth:`TraversalScope.write_free`)."""
+        scope = self.scope
+        # A later run (a retry, a revert) reads the row anew.
+        snapshot, self._snapshot = self._snapshot, None
+        if snapshot is not None and snapshot.id == self.row_id and (
+                scope.in_database_only(snapshot)):
+            row = scope.write_free(snapshot, start)
+            if row is not None:
+                return row
+        return scope.lock(self.row_id, start=start)
 
     def fail(self, row, action, error):
         reason = f"{type(error).__name__}: {error}"
@@ -588,7 +615,7 @@ class CreateResource(ResourceTask):
             if self._done(row):
                 return output_of(scope.release(row))
             raise self.fail(row, self.ACTION, error) from error
-        row = scope.lock(self.row_id, start=lambda row: self._start(row, properties))
+        row = self.lock_for(lambda row: self._start(row, properties))
         if row.engine_id != scope.holder:
             return output_of(row)  # created in the lock's transaction
         if self._done(row):
@@ -872,8 +899,8 @@ class DeleteResource(ResourceTask):
             # flow was built: it has become the current version since.
             return retire and row.current and row.name in scope.definition.resources
 
-        row = scope.lock(self.row_id, start=lambda row: None if kept(row) or is_gone(row)
-                         else deleting(scope, row, retire))
+        row = self.lock_for(lambda row: None if kept(row) or is_gone(row)
+                            else deleting(scope, row, retire))
         if row.engine_id != scope.holder:
             return True  # deleted in the lock's transaction
         if kept(row):
@@ -896,8 +923,8 @@ class CleanupReplaced(DeleteResource):
 
     def execute(self, traversal, **inputs):
         scope = self.scope
-        row = scope.lock(self.row_id, start=lambda row: None if row.current or is_gone(row)
-                         else deleting(scope, row))
+        row = self.lock_for(lambda row: None if row.current or is_gone(row)
+                            else deleting(scope, row))
         if row.engine_id != scope.holder:
             return True  # deleted in the lock's transaction
         if row.current or is_gone(row):

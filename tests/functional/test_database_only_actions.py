@@ -12,6 +12,7 @@ import contextlib
 import pytest
 import sqlalchemy as sa
 
+from nestedflow import exceptions
 from nestedflow.dispatch import held
 from nestedflow.flows import factories, runtime, tasks
 from nestedflow.plugins.loader import ResourceRegistry
@@ -59,14 +60,21 @@ def _template(**resources):
 
 
 @contextlib.contextmanager
-def _commits(db):
+def _commits(db, statements=None):
     seen = []
     listener = lambda conn: seen.append(conn)  # noqa: E731
+
+    def on_statement(conn, cursor, statement, *args):
+        if statements is not None and not statement.lstrip().upper().startswith("BEGIN"):
+            statements.append(statement)
+
     sa.event.listen(db._engine, "commit", listener)
+    sa.event.listen(db._engine, "before_cursor_execute", on_statement)
     try:
         yield seen
     finally:
         sa.event.remove(db._engine, "commit", listener)
+        sa.event.remove(db._engine, "before_cursor_execute", on_statement)
 
 
 def _held_flow(engine, start):
@@ -105,9 +113,13 @@ def test_a_database_only_create_and_delete_commit_once_each(engine, stack_name):
         stack_name, _template(n="Test::Dropping", t="OS::Heat::TestResource")))
     db = engine.db
 
-    with _commits(db) as seen:
+    statements = []
+    with _commits(db, statements) as seen:
         created = _run(engine, named["n"], traversal_id)
     assert len(seen) == 1
+    # The row is as the flow read it: no lock of its own, one write (and,
+    # but on PostgreSQL where they share the statement, the events' insert).
+    assert len(statements) == (1 if db.dialect == "postgresql" else 2), statements
     row = _row(engine, stack_id, "n")
     assert (row.action, row.status, row.engine_id) == ("CREATE", "COMPLETE", None)
     assert row.traversal_id == traversal_id and row.physical_id
@@ -166,3 +178,31 @@ def test_a_failed_database_only_create_is_recorded_like_any_other(engine, stack_
     assert _events(engine, stack.id, "r") == [("CREATE", "IN_PROGRESS"), ("CREATE", "FAILED")]
     assert (_row(engine, stack.id, "n").status, _row(engine, stack.id, "n").engine_id) == (
         "COMPLETE", None)
+
+
+def test_a_database_only_create_on_a_changed_row_takes_the_lock(engine, stack_name):
+    """The one-statement write only applies to the row as the flow read it:
+    written since (another run's lock came and went), the task locks it as
+    usual; taken over by another traversal, it writes nothing."""
+    stack_id, traversal_id, named = _held_flow(engine, lambda: engine.create_stack(
+        stack_name, _template(a="OS::Heat::None", b="OS::Heat::None")))
+    db = engine.db
+    row = _row(engine, stack_id, "a")
+    db.release_lock(db.lock_resource(row.id, "someone/else").id, "someone/else")
+    statements = []
+    with _commits(db, statements):
+        created = _run(engine, named["a"], traversal_id)
+    row = _row(engine, stack_id, "a")
+    assert (row.action, row.status, row.engine_id) == ("CREATE", "COMPLETE", None)
+    assert created == tasks.output_of(row)
+    # The lock, then the write: more than the one-statement way.
+    assert len(statements) > (1 if db.dialect == "postgresql" else 2), statements
+    assert _events(engine, stack_id, "a") == [("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE")]
+
+    # Another traversal takes the stack over before "b" runs.
+    db.claim_traversal(stack_id, traversal_id, "run-2")
+    with pytest.raises(exceptions.TraversalSuperseded):
+        _run(engine, named["b"], traversal_id)
+    row = _row(engine, stack_id, "b")
+    assert (row.action, row.engine_id) == ("INIT", None)
+    assert _events(engine, stack_id, "b") == []
