@@ -58,9 +58,15 @@ class Database:
         self.url = migration.normalize_url(url)
         self._facade = enginefacade.transaction_context()
         pool = CONF.database
+        # thread_checkin: oslo.db calls sleep(0) whenever a connection goes
+        # back to the pool, to let eventlet's green threads run. nestedflow
+        # runs real threads, where it gives up the GIL only to queue for it
+        # again behind every busy thread -- up to a switch interval (5 ms)
+        # per transaction.
         self._facade.configure(connection=self.url, max_retries=0,
                                max_pool_size=pool.max_pool_size,
-                               max_overflow=pool.max_overflow, pool_timeout=pool.pool_timeout)
+                               max_overflow=pool.max_overflow, pool_timeout=pool.pool_timeout,
+                               thread_checkin=False)
         engine = self._facade.writer.get_engine()
         self.dialect = engine.dialect.name
         if self.dialect == "sqlite":
