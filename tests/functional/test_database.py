@@ -11,6 +11,16 @@ from nestedflow import exceptions
 from nestedflow.db import api
 
 
+def _probe(url, name, column):
+    """A synced database, its engine, and a two-column table (not created)."""
+    db = api.Database(url)
+    db.sync()
+    table = sa.Table(name, sa.MetaData(),
+                     sa.Column("id", sa.Integer, primary_key=True),
+                     sa.Column(column, sa.Integer, nullable=False))
+    return db, db._engine, table
+
+
 def _dbapi_connection(session):
     return session.connection().connection.dbapi_connection
 
@@ -80,12 +90,7 @@ def test_postgresql_executemany_is_batched_and_lands_every_row(pg_url):
     row of a batch landing, across page boundaries."""
     from sqlalchemy.dialects.postgresql import psycopg2 as pg_psycopg2
 
-    db = api.Database(pg_url)
-    db.sync()
-    engine = db._engine
-    table = sa.Table("nf_batch_probe", sa.MetaData(),
-                     sa.Column("id", sa.Integer, primary_key=True),
-                     sa.Column("v", sa.Integer, nullable=False))
+    db, engine, table = _probe(pg_url, "nf_batch_probe", "v")
     try:
         assert engine.dialect.executemany_mode is pg_psycopg2.EXECUTEMANY_VALUES_PLUS_BATCH
         table.drop(engine, checkfirst=True)
@@ -110,12 +115,7 @@ def test_sqlite_transactions_of_many_threads_take_turns_and_all_land(sqlite_url)
     mid-transaction -- the next one gets its turn: 8 threads x 40
     transactions finish, far within the busy timeout a lost turn would cost
     every later transaction, and every commit lands."""
-    db = api.Database(sqlite_url)
-    db.sync()
-    engine = db._engine
-    table = sa.Table("nf_turn_probe", sa.MetaData(),
-                     sa.Column("id", sa.Integer, primary_key=True),
-                     sa.Column("t", sa.Integer, nullable=False))
+    db, engine, table = _probe(sqlite_url, "nf_turn_probe", "t")
     table.create(engine)
     committed, errors = [], []
 
