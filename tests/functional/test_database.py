@@ -176,3 +176,42 @@ def test_returning_a_connection_does_not_yield_the_gil(db_url, monkeypatch):
         assert sleeps == []
     finally:
         db.dispose()
+
+
+def test_a_connection_dropped_while_idle_is_replaced_before_use(shared_db_url, monkeypatch):
+    """Connections are pinged only after sitting idle ([database]
+    ping_idle_after): one the server dropped meanwhile is found dead and
+    replaced at checkout, so the transaction that takes it succeeds; one in
+    steady use is not pinged."""
+    from nestedflow.conf import CONF
+
+    server = "postgresql" if shared_db_url.startswith("postgresql") else "mysql"
+
+    CONF.set_override("ping_idle_after", 0.2, group="database")
+    try:
+        db = api.Database(shared_db_url)
+    finally:
+        CONF.clear_override("ping_idle_after", group="database")
+    db.sync()
+    engine = db._engine
+    pings = []
+    ping = engine.dialect.do_ping
+    monkeypatch.setattr(engine.dialect, "do_ping", lambda conn: pings.append(conn) or ping(conn))
+    backend = ("SELECT pg_backend_pid()" if server == "postgresql" else "SELECT CONNECTION_ID()")
+    kill = ("SELECT pg_terminate_backend({})" if server == "postgresql" else "KILL {}")
+    try:
+        with engine.begin() as conn:
+            victim = conn.exec_driver_sql(backend).scalar()
+        with engine.begin() as conn:  # in steady use: no ping
+            assert conn.exec_driver_sql(backend).scalar() == victim
+        assert pings == []
+        admin = sa.create_engine(shared_db_url, poolclass=sa.pool.NullPool)
+        with admin.begin() as conn:
+            conn.exec_driver_sql(kill.format(victim))
+        admin.dispose()
+        time.sleep(0.4)
+        with engine.begin() as conn:
+            assert conn.exec_driver_sql(backend).scalar() != victim
+        assert pings
+    finally:
+        db.dispose()
