@@ -459,16 +459,24 @@ class Database:
 
         A later claim fences an earlier run of the same traversal -- e.g. a
         conductor that was paused past its ZooKeeper session.
+
+        Returns the stack as the claim left it: the run builds its flow
+        from it (read back in the same transaction where the database
+        cannot return it from the UPDATE).
         """
+        claim = (sa.update(models.Stack)
+                 .where(models.Stack.id == stack_id,
+                        models.Stack.current_traversal == traversal_id)
+                 .values(traversal_owner=owner, atomic_key=models.Stack.atomic_key + 1))
         with self.writer() as session:
-            result = session.execute(
-                sa.update(models.Stack)
-                .where(models.Stack.id == stack_id,
-                       models.Stack.current_traversal == traversal_id)
-                .values(traversal_owner=owner, atomic_key=models.Stack.atomic_key + 1)
-            )
-            if result.rowcount != 1:
+            if self._engine.dialect.update_returning:
+                stack = session.scalars(claim.returning(models.Stack)).first()
+            else:
+                claimed = session.execute(claim).rowcount == 1
+                stack = session.get(models.Stack, stack_id) if claimed else None
+            if stack is None:
                 raise exceptions.TraversalSuperseded(stack_id, traversal_id)
+            return stack
 
     def ownership(self, stack_id):
         """(current traversal, its owner, pending cancel, disable_rollback).

@@ -37,7 +37,7 @@ from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
 from nestedflow.dispatch import base
-from nestedflow.flows import factories, runner
+from nestedflow.flows import factories, journal, runner
 
 LOG = logging.getLogger(__name__)
 
@@ -200,7 +200,7 @@ class JobboardDispatcher(base.Dispatcher):
             board = self._connected_board()
             detail = post_flow_detail(self._backend, stack_id, traversal_id, action)
             details = job_details(stack_id, traversal_id, action, detail.uuid, self._poster)
-            book = tf_models.LogBook(f"stack-{stack_id}", uuid=stack_id)
+            book = tf_models.LogBook(journal.book_name(stack_id), uuid=stack_id)
             job = board.post(f"{action.lower()} {stack_id}", book=book, details=details)
         except Exception as error:
             # Nobody would ever run this traversal: say so on the stack

@@ -49,6 +49,12 @@ class Engine:
         self.db.on_stack_change(self.events.changed)
         self._dispatcher = self._make_dispatcher()
         self._settled = threading.Condition()
+        #: Bumped on every wake-up, so a waiter that read the stack before a
+        #: settle it was not yet waiting for does not sleep through it.
+        self._settle_count = 0
+        # A stack settles when its state is written, before its traversal's
+        # thread has flushed the journal and returned: waiters wake at once.
+        self.db.on_stack_change(self._notify_if_settled)
         self._dispatcher.add_done_callback(self._notify_settled)
         self._closed = False
 
@@ -68,7 +74,12 @@ class Engine:
 
     def _notify_settled(self):
         with self._settled:
+            self._settle_count += 1
             self._settled.notify_all()
+
+    def _notify_if_settled(self, stack_id, action, status):
+        if status != "IN_PROGRESS":
+            self._notify_settled()
 
     @property
     def runs_in_process(self):
@@ -78,9 +89,10 @@ class Engine:
 
     def create_stack(self, name, template, parameters=None, files=None, environment=None,
                      disable_rollback=False, timeout=None):
-        stack_id = self.stacks.create(name, template, parameters, files, environment,
-                                      disable_rollback, timeout)
-        return self.get_stack(stack_id)
+        # The row as stored: reading it back would cost a round trip.
+        return views.Stack.from_row(self.stacks.create(name, template, parameters, files,
+                                                       environment, disable_rollback,
+                                                       timeout))
 
     def update_stack(self, stack_id, template, parameters=None, files=None, environment=None,
                      existing=False, disable_rollback=None):
@@ -162,6 +174,7 @@ class Engine:
         """Block until the stack is no longer IN_PROGRESS; returns it."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            seen = self._settle_count
             stack = self.get_stack(stack_id)
             if stack.status != "IN_PROGRESS":
                 return stack
@@ -178,9 +191,10 @@ class Engine:
                                  timeout=pause)
                 continue
             with self._settled:
-                # Woken when an in-process traversal ends; the timeout also
-                # covers traversals finished by other processes.
-                self._settled.wait(pause)
+                # Woken when an in-process traversal settles or ends; the
+                # timeout also covers traversals finished by other processes.
+                if self._settle_count == seen:
+                    self._settled.wait(pause)
 
     def _settled_in_db(self, stack_id):
         return self.db.get_stack(stack_id).status != "IN_PROGRESS"

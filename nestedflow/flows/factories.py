@@ -27,17 +27,22 @@ def check_allowed(factory_name):
         raise exceptions.FlowFactoryNotAllowed(factory_name)
 
 
-def stack_traversal(stack_id, traversal_id, action):
-    """The graph flow of one traversal of one stack."""
+def stack_traversal(stack_id, traversal_id, action, stack=None):
+    """The graph flow of one traversal of one stack.
+
+    ``stack`` is the stack's row if the caller has just read it (a run's
+    claim returns it); jobs never carry it.
+    """
     with collector.paused():
-        return _stack_traversal(stack_id, traversal_id, action)
+        return _stack_traversal(stack_id, traversal_id, action, stack)
 
 
-def _stack_traversal(stack_id, traversal_id, action):
+def _stack_traversal(stack_id, traversal_id, action, stack):
     if action not in ACTIONS:
         raise exceptions.NestedflowError(f"unsupported traversal action {action!r}")
     rt = runtime.current()
-    stack = rt.db.get_stack(stack_id)
+    if stack is None or stack.id != stack_id:
+        stack = rt.db.get_stack(stack_id)
     definition = None
     if action in ("CREATE", "UPDATE", "ROLLBACK"):
         definition = load_definition(rt, stack, stack.raw_template_id)

@@ -22,7 +22,6 @@ anyway.
 import contextlib
 import uuid
 
-from taskflow import exceptions as tf_exceptions
 from taskflow import flow as tf_flow
 from taskflow import retry as tf_retry
 from taskflow import states
@@ -83,15 +82,13 @@ def copy_forward(backend, stack_id, previous, name, meta, flow=None):
         for atom in _atoms(flow):
             if atom.name not in known:
                 detail.add(_pending_detail(atom))
-    with contextlib.closing(backend.get_connection()) as conn:
-        try:
-            book = conn.get_logbook(stack_id, lazy=True)
-        except tf_exceptions.NotFound:
-            book = tf_models.LogBook(f"stack-{stack_id}", uuid=stack_id)
-        book.add(detail)
-        # One transaction: the copy is whole or absent.
-        conn.save_logbook(book)
-    return detail
+    # One transaction: the copy is whole or absent.
+    return backend.add_flow_detail(stack_id, book_name(stack_id), detail)
+
+
+def book_name(stack_id):
+    """The name of the stack's logbook (its uuid is the stack's id)."""
+    return f"stack-{stack_id}"
 
 
 def _atoms(flow):

@@ -39,6 +39,7 @@ import logging
 import threading
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql, postgresql, sqlite
 from taskflow import states
 from taskflow import storage as tf_storage
 from taskflow.persistence import base as tf_base
@@ -58,6 +59,27 @@ FLUSH_INTERVAL = 0.1
 #: compiled statement per Table object, so tables made anew for every run
 #: would compile every statement anew.
 _TABLES = tf_tables.fetch(sa.MetaData())
+
+
+def _on_conflict_do_nothing(insert):
+    def statement(table, row):
+        return insert(table).values(**row).on_conflict_do_nothing()
+    return statement
+
+
+def _on_duplicate_key_keep(table, row):
+    statement = mysql.insert(table).values(**row)
+    return statement.on_duplicate_key_update(uuid=statement.inserted.uuid)
+
+
+#: By dialect: an INSERT of a row that does nothing if its key is taken --
+#: one statement where a look-up and an insert would be two.
+_INSERT_IF_MISSING = {
+    "postgresql": _on_conflict_do_nothing(postgresql.insert),
+    "sqlite": _on_conflict_do_nothing(sqlite.insert),
+    "mysql": _on_duplicate_key_keep,
+    "mariadb": _on_duplicate_key_keep,
+}
 
 
 class JournalBackend(tf_base.Backend):
@@ -144,13 +166,27 @@ class JournalBackend(tf_base.Backend):
 
     def save_logbook(self, book):
         """Insert (or update) the logbook and its flow details in one transaction."""
+        self._locked_write(self._upsert_book, book)
+        return book
+
+    def add_flow_detail(self, book_uuid, book_name, detail):
+        """Insert a new flow detail with its atoms -- and the logbook, if there
+        is none yet -- in one transaction.
+
+        What :meth:`save_logbook` does for a book gaining one detail, without
+        reading the book and its stored details first: a run's start costs
+        two statements less.
+        """
+        self._locked_write(self._add_detail, book_uuid, book_name, detail)
+        return detail
+
+    def _locked_write(self, write, *args):
         self._check_fenced()
         with self._flush_lock:
             self._fence_or_raise()
             self._write_pending_locked()
             with self._engine.begin() as conn:
-                self._upsert_book(conn, book)
-        return book
+                write(conn, *args)
 
     def flush(self):
         """Write everything pending in one transaction (raises Fenced if fenced)."""
@@ -235,9 +271,7 @@ class JournalBackend(tf_base.Backend):
     def _upsert_book(self, conn, book):
         t = self._tables
         book_row = book.to_dict()
-        exists = conn.execute(sa.select(t.logbooks.c.uuid)
-                              .where(t.logbooks.c.uuid == book.uuid)).first()
-        if exists is None:
+        if not self._book_exists(conn, book.uuid):
             conn.execute(sa.insert(t.logbooks).values(**book_row))
         else:
             conn.execute(sa.update(t.logbooks).where(t.logbooks.c.uuid == book.uuid)
@@ -247,11 +281,29 @@ class JournalBackend(tf_base.Backend):
             return
         stored = set(conn.scalars(sa.select(t.flowdetails.c.uuid)
                                   .where(t.flowdetails.c.uuid.in_([d.uuid for d in details]))))
-        fresh = [d for d in details if d.uuid not in stored]
-        if fresh:
-            conn.execute(sa.insert(t.flowdetails),
-                         [dict(d.to_dict(), parent_uuid=book.uuid) for d in fresh])
-        atoms = [self._atom_insert(a, d.uuid) for d in fresh for a in d]
+        self._insert_details(conn, book.uuid, [d for d in details if d.uuid not in stored])
+
+    def _add_detail(self, conn, book_uuid, book_name, detail):
+        book_row = tf_models.LogBook(book_name, uuid=book_uuid).to_dict()
+        insert_if_missing = _INSERT_IF_MISSING.get(conn.dialect.name)
+        if insert_if_missing is not None:
+            conn.execute(insert_if_missing(self._tables.logbooks, book_row))
+        elif not self._book_exists(conn, book_uuid):
+            conn.execute(sa.insert(self._tables.logbooks).values(**book_row))
+        self._insert_details(conn, book_uuid, [detail])
+
+    def _book_exists(self, conn, book_uuid):
+        logbooks = self._tables.logbooks
+        return conn.execute(sa.select(logbooks.c.uuid)
+                            .where(logbooks.c.uuid == book_uuid)).first() is not None
+
+    def _insert_details(self, conn, book_uuid, details):
+        t = self._tables
+        if not details:
+            return
+        conn.execute(sa.insert(t.flowdetails),
+                     [dict(d.to_dict(), parent_uuid=book_uuid) for d in details])
+        atoms = [self._atom_insert(a, d.uuid) for d in details for a in d]
         if atoms:
             conn.execute(sa.insert(t.atomdetails), atoms)
         with self._lock:

@@ -37,7 +37,7 @@ def logbook_for(backend, stack_id):
         try:
             return conn.get_logbook(stack_id, lazy=True)
         except tf_exceptions.NotFound:
-            book = tf_models.LogBook(f"stack-{stack_id}", uuid=stack_id)
+            book = tf_models.LogBook(journal.book_name(stack_id), uuid=stack_id)
             return conn.save_logbook(book)
 
 
@@ -72,7 +72,7 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
     """
     owner = owner or uuid.uuid4().hex
     try:
-        rt.db.claim_traversal(stack_id, traversal_id, owner)
+        stack = rt.db.claim_traversal(stack_id, traversal_id, owner)
     except exceptions.NestedflowError as error:
         LOG.info("stack %s traversal %s not started: %s", stack_id, traversal_id, error)
         return
@@ -81,7 +81,8 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
     journal_backend = executor = None
     try:
         with runtime.installed(rt, owner):
-            engine, journal_backend, executor = _journaled_engine(rt, backend, kwargs, owner)
+            engine, journal_backend, executor = _journaled_engine(rt, backend, kwargs, owner,
+                                                                  stack)
             _announce_rollback(rt, engine, stack_id, traversal_id, owner)
             if on_engine is not None and on_engine(engine) is False:
                 return
@@ -113,15 +114,15 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
         rt.forget(traversal_id)
 
 
-def _journaled_engine(rt, backend, kwargs, owner):
+def _journaled_engine(rt, backend, kwargs, owner, stack):
     """The run's engine, journaling into a flow detail of its own that starts
     from the latest earlier run's progress (none for a first run), and the
-    pool its actions run in."""
+    pool its actions run in; ``stack`` is the row the claim returned."""
     stack_id, traversal_id = kwargs["stack_id"], kwargs["traversal_id"]
     journal_backend = journal_backends.JournalBackend(
         backend, backend.engine, journal.owner_fence(rt.db, stack_id, traversal_id, owner))
     try:
-        flow = factories.stack_traversal(**kwargs)
+        flow = factories.stack_traversal(**kwargs, stack=stack)
         # Read after our claim: the run we fenced can no longer change it.
         previous = journal.latest_detail(journal_backend, stack_id, traversal_id)
         run = (previous.meta or {}).get("run", 0) + 1 if previous is not None else 1

@@ -29,7 +29,8 @@ class StackLifecycle:
 
     def create(self, name, template, parameters=None, files=None, environment=None,
                disable_rollback=False, timeout=None, parent=None, stack_id=None):
-        """Store a new stack and dispatch its create; returns the stack id.
+        """Store a new stack and dispatch its create; returns the stored row
+        (as written, before the traversal changed anything).
 
         A nested stack passes ``parent`` (a :class:`nestedflow.stacks.children.
         ParentLink`) and a ``stack_id`` derived from its parent's create key,
@@ -47,7 +48,7 @@ class StackLifecycle:
             except exceptions.StackNotFound:
                 existing = None
             if existing is not None:
-                return existing.id
+                return existing
         else:
             self._check_name_free(name)
         depth = 0 if parent is None else parent.depth + 1
@@ -55,7 +56,7 @@ class StackLifecycle:
                                depth=depth, root_id=parent.root_id if parent else None)
         traversal_id = str(uuid.uuid4())
         dependencies = definition.dependencies()
-        self.db.create_stack(
+        stack = self.db.create_stack(
             stack_values={
                 "id": stack_id,
                 "name": name,
@@ -77,7 +78,7 @@ class StackLifecycle:
             ],
         )
         self._dispatch(stack_id, traversal_id, "CREATE")
-        return stack_id
+        return stack
 
     # -- update -------------------------------------------------------------
 
