@@ -7,6 +7,7 @@ rowcount of zero means somebody else owns the state now and the caller must
 stop. That is the fencing every task relies on after a crash or a pause.
 """
 
+import collections
 import threading
 import time
 
@@ -38,6 +39,9 @@ class _TaskflowBackend(impl_sqlalchemy.SQLAlchemyBackend):
         self._shared = None
         super().close()
 
+
+#: Template versions a process keeps in memory (Database.get_template).
+TEMPLATE_CACHE_SIZE = 64
 
 #: Seconds a transaction waits for SQLite's write lock (pysqlite's default).
 SQLITE_BUSY_TIMEOUT = 5.0
@@ -80,6 +84,7 @@ class Database:
         self._change_listeners = []
         self._engine = engine
         self._cas_statements = {}
+        self._templates = _TemplateCache(TEMPLATE_CACHE_SIZE)
         events = models.Event.__table__
         self._event_insert_from_params = sa.insert(events).values(
             {name: sa.bindparam(f"e_{name}", type_=events.c[name].type)
@@ -278,7 +283,8 @@ class Database:
             session.add(stack)
             session.flush()
             self._add_resources(session, stack.id, tmpl.id, resource_values)
-            return stack
+        self._templates.put(tmpl)
+        return stack
 
     @staticmethod
     def _add_resources(session, stack_id, template_id, resource_values, existing=None):
@@ -342,6 +348,7 @@ class Database:
                  **values},
             )
             self._add_resources(session, stack_id, tmpl.id, resource_values, existing)
+        self._templates.put(tmpl)
         self._changed(stack_id, action, "IN_PROGRESS")
         return tmpl.id
 
@@ -404,8 +411,18 @@ class Database:
                 .order_by(models.Stack.created_at)))
 
     def get_template(self, template_id):
+        """A stored template version. They are never changed or deleted and
+        their ids are never reused, so the ones this process stored or
+        read last are kept: every traversal of a stack reads its template.
+        Callers share what it returns and must not change it."""
+        cached = self._templates.get(template_id)
+        if cached is not None:
+            return cached
         with self.reader() as session:
-            return session.get(models.RawTemplate, template_id)
+            tmpl = session.get(models.RawTemplate, template_id)
+        if tmpl is not None:
+            self._templates.put(tmpl)
+        return tmpl
 
     def begin_traversal(self, stack_id, expected_traversal, new_traversal, action, **values):
         """Atomically make ``new_traversal`` the stack's current one."""
@@ -702,7 +719,7 @@ class Database:
         """
         if row.engine_id is not None:
             return None
-        view = _copy(row)
+        view = models.ResourceRow.copy(row)
         merged, states = _run_steps(view, start)
         if not merged or merged.get("engine_id", holder) is not None:
             return None
@@ -713,7 +730,7 @@ class Database:
                 self._cas_write(conn, row, holder, merged, event, states, ownership)
         except exceptions.ResourceLocked:
             return None
-        return _applied(_copy(row), merged)
+        return _applied(models.ResourceRow.copy(row), merged)
 
     def _try_lock_statement(self, with_owner, cancelled_ok):
         key = ("try_lock", with_owner, cancelled_ok)
@@ -899,6 +916,29 @@ class Database:
             )
 
 
+class _TemplateCache:
+    """The last ``size`` template versions stored or read (thread-safe)."""
+
+    def __init__(self, size):
+        self._size = size
+        self._rows = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, template_id):
+        with self._lock:
+            row = self._rows.get(template_id)
+            if row is not None:
+                self._rows.move_to_end(template_id)
+            return row
+
+    def put(self, row):
+        with self._lock:
+            self._rows[row.id] = row
+            self._rows.move_to_end(row.id)
+            while len(self._rows) > self._size:
+                self._rows.popitem(last=False)
+
+
 def _run_steps(view, start):
     """The writes ``start(view)`` asks for (see :meth:`Database.try_lock_resource`),
     merged into one, and each of them (for its event). A callable step sees
@@ -914,12 +954,6 @@ def _run_steps(view, start):
         for key, value in values.items():
             setattr(view, key, value)
     return merged, states
-
-
-def _copy(row):
-    """A detached copy of a resource row."""
-    return models.Resource(**{column.key: getattr(row, column.key)
-                              for column in models.Resource.__table__.columns})
 
 
 def _applied(row, values):

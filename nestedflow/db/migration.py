@@ -53,7 +53,37 @@ def db_sync(url=None):
             conn.upgrade()
     finally:
         backend.close()
+    _index_journal(url)
     return url
+
+
+#: Indexes TaskFlow's schema lacks: (table, column) -> index name.
+JOURNAL_INDEXES = {
+    ("flowdetails", "parent_uuid"): "ix_nf_flowdetails_parent_uuid",
+    ("atomdetails", "parent_uuid"): "ix_nf_atomdetails_parent_uuid",
+}
+
+
+def _index_journal(url):
+    """Index the journal's parent links.
+
+    TaskFlow looks a logbook's flow details and a flow detail's atoms up by
+    ``parent_uuid`` and its schema has no index there (MySQL makes one for
+    the foreign key; PostgreSQL and SQLite do not): every run of a
+    traversal, which reads its stack's flow details and resumes from the
+    latest one's atoms, would scan every flow and atom detail ever kept.
+    """
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            inspector = sa.inspect(conn)
+            for (table, column), name in JOURNAL_INDEXES.items():
+                if any(index["column_names"][:1] == [column]
+                       for index in inspector.get_indexes(table)):
+                    continue
+                conn.execute(sa.text(f"CREATE INDEX {name} ON {table} ({column})"))
+    finally:
+        engine.dispose()
 
 
 def make_revision(message):

@@ -41,7 +41,7 @@ class LocalDispatcher(base.Dispatcher):
         try:
             with self._runtime.slots.job(traversal_id):
                 runner.run_traversal(self._runtime, self._backend, stack_id, traversal_id,
-                                     action)
+                                     action, first_run=True)
         finally:
             with self._lock:
                 self._threads.discard(threading.current_thread())

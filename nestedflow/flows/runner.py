@@ -52,7 +52,7 @@ def flow_meta(factory_name, kwargs, run, owner):
 
 
 def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, resume=False,
-                  on_engine=None):
+                  on_engine=None, first_run=False):
     """Claim the traversal, then build and run its flow; the flow settles the stack.
 
     ``owner`` identifies this run (a conductor passes its job claim); the
@@ -65,6 +65,10 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
     ``resume`` (conductors) leaves an unexpected error to the caller
     instead of failing the stack: a conductor retries the job elsewhere, a
     bounded number of times.
+
+    ``first_run`` says no earlier run of the traversal can have journaled
+    anything (the embedded engine runs each traversal it dispatches once),
+    so there is nothing to look up to resume from.
 
     ``on_engine(engine)`` is called before the engine runs (a conductor
     keeps it to suspend it); if it returns False the run stops there and
@@ -82,7 +86,7 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
     try:
         with runtime.installed(rt, owner):
             engine, journal_backend, executor = _journaled_engine(rt, backend, kwargs, owner,
-                                                                  stack)
+                                                                  stack, first_run)
             _announce_rollback(rt, engine, stack_id, traversal_id, owner)
             if on_engine is not None and on_engine(engine) is False:
                 return
@@ -114,7 +118,7 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
         rt.forget(traversal_id)
 
 
-def _journaled_engine(rt, backend, kwargs, owner, stack):
+def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
     """The run's engine, journaling into a flow detail of its own that starts
     from the latest earlier run's progress (none for a first run), and the
     pool its actions run in; ``stack`` is the row the claim returned."""
@@ -124,7 +128,8 @@ def _journaled_engine(rt, backend, kwargs, owner, stack):
     try:
         flow = factories.stack_traversal(**kwargs, stack=stack)
         # Read after our claim: the run we fenced can no longer change it.
-        previous = journal.latest_detail(journal_backend, stack_id, traversal_id)
+        previous = (None if first_run
+                    else journal.latest_detail(journal_backend, stack_id, traversal_id))
         run = (previous.meta or {}).get("run", 0) + 1 if previous is not None else 1
         meta = flow_meta(FACTORY, kwargs, run, owner)
         if previous is not None:

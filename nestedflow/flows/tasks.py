@@ -116,9 +116,16 @@ class TraversalScope:
             return None
         return max(0.0, (self.deadline - models.utcnow()).total_seconds())
 
-    def check_owner(self):
+    def check_owner(self, stack=None):
+        """Raise unless this run still owns the traversal and may start
+        actions; ``stack`` is a row read just now, checked instead of
+        reading the stack again."""
         self.check_deadline()
-        current, owner, cancel, _ = self.db.ownership(self.stack.id)
+        if stack is not None:
+            current, owner, cancel = (stack.current_traversal, stack.traversal_owner,
+                                      stack.cancel_requested)
+        else:
+            current, owner, cancel, _ = self.db.ownership(self.stack.id)
         # No new action once superseded; actions in flight finish (their
         # results are kept and the new traversal converges from them).
         if current != self.traversal_id or (self.owner and owner != self.owner):
@@ -356,9 +363,14 @@ class BeginTraversal(ScopedTask):
     def __init__(self, scope):
         super().__init__(name=f"begin {scope.action.lower()}", provides="traversal")
         self.scope = scope
+        # The stack as read when the flow was built, just before it runs
+        # (the run's claim returns it): what the first check of this task
+        # needs to know. A later run of the task reads the stack anew.
+        self._built_from = scope.stack
 
     def execute(self):
-        self.scope.check_owner()
+        built_from, self._built_from = self._built_from, None
+        self.scope.check_owner(built_from)
         return self.scope.traversal_id
 
     def revert(self, flow_failures=None, **kwargs):
