@@ -50,6 +50,11 @@ class LocalDispatcher(base.Dispatcher):
 
     def close(self):
         self._closed = True
+        self.join()
+
+    def join(self):
+        """Until no traversal runs: a waiter wakes when its stack settles,
+        before the run has flushed its journal and ended."""
         while True:
             with self._lock:
                 threads = list(self._threads)

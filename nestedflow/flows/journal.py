@@ -62,12 +62,14 @@ def latest_detail(backend, stack_id, traversal_id):
         return conn.get_flow_details(latest.uuid)
 
 
-def copy_forward(backend, stack_id, previous, name, meta, flow=None):
+def copy_forward(backend, stack_id, previous, name, meta, flow=None, behind=False):
     """Save a new flow detail holding ``previous``'s progress under ``meta``.
 
     With ``flow``, the detail also holds a PENDING atom detail for every
     atom of the flow that ``previous`` has none of -- what TaskFlow's
     engine would add before it runs, in a transaction of its own.
+    ``behind``: written with the journal's next flush instead of now
+    (:meth:`JournalBackend.add_flow_detail`).
     """
     detail = tf_models.FlowDetail(name, uuid=str(uuid.uuid4()))
     detail.meta = meta
@@ -83,7 +85,7 @@ def copy_forward(backend, stack_id, previous, name, meta, flow=None):
             if atom.name not in known:
                 detail.add(_pending_detail(atom))
     # One transaction: the copy is whole or absent.
-    return backend.add_flow_detail(stack_id, book_name(stack_id), detail)
+    return backend.add_flow_detail(stack_id, book_name(stack_id), detail, behind=behind)
 
 
 def book_name(stack_id):

@@ -82,6 +82,29 @@ _INSERT_IF_MISSING = {
 }
 
 
+class _Pending:
+    """Journal writes not flushed yet, by kind, in the order a flush writes them."""
+
+    KINDS = ("books", "new_flows", "new_atoms", "flows", "atoms")
+
+    def __init__(self):
+        self.books = {}  # logbook uuid -> row, inserted if missing
+        self.new_flows = {}  # flow uuid -> insert row
+        self.new_atoms = {}  # atom uuid -> insert row
+        self.flows = {}  # flow uuid -> row to update, latest wins
+        self.atoms = {}  # atom uuid -> row to update, latest wins
+
+    def __len__(self):
+        return sum(len(getattr(self, kind)) for kind in self.KINDS)
+
+    def followed_by(self, later):
+        """These writes, then ``later``'s: a newer write of a row wins."""
+        merged = _Pending()
+        for kind in self.KINDS:
+            setattr(merged, kind, {**getattr(self, kind), **getattr(later, kind)})
+        return merged
+
+
 class JournalBackend(tf_base.Backend):
     """Write-behind journal of one run (see the module docstring).
 
@@ -99,9 +122,7 @@ class JournalBackend(tf_base.Backend):
         self._lock = threading.Lock()
         # Serializes flushes: one writer, so the durable journal only moves forward.
         self._flush_lock = threading.Lock()
-        self._atoms = {}  # atom uuid -> (flow uuid, row dict), latest wins
-        self._flows = {}  # flow uuid -> flow row dict
-        self._new_atoms = {}  # atom uuid -> insert row dict
+        self._pending = _Pending()
         self._stored_atoms = set()  # atom uuids known to have a row
         self._fenced = None
         self._closed = threading.Event()
@@ -138,7 +159,7 @@ class JournalBackend(tf_base.Backend):
         self._check_fenced()
         row = atom_detail.to_dict()
         with self._lock:
-            self._atoms[atom_detail.uuid] = row
+            self._pending.atoms[atom_detail.uuid] = row
         self._dirty.set()
         return atom_detail
 
@@ -153,10 +174,11 @@ class JournalBackend(tf_base.Backend):
         row = flow_detail.to_dict()
         gained = False
         with self._lock:
-            self._flows[flow_detail.uuid] = row
+            pending = self._pending
+            pending.flows[flow_detail.uuid] = row
             for atom in flow_detail:
-                if atom.uuid not in self._stored_atoms and atom.uuid not in self._new_atoms:
-                    self._new_atoms[atom.uuid] = self._atom_insert(atom, flow_detail.uuid)
+                if atom.uuid not in self._stored_atoms and atom.uuid not in pending.new_atoms:
+                    pending.new_atoms[atom.uuid] = self._atom_insert(atom, flow_detail.uuid)
                     gained = True
         if gained or row["state"] != states.RUNNING:
             self.flush()
@@ -169,15 +191,28 @@ class JournalBackend(tf_base.Backend):
         self._locked_write(self._upsert_book, book)
         return book
 
-    def add_flow_detail(self, book_uuid, book_name, detail):
+    def add_flow_detail(self, book_uuid, book_name, detail, behind=False):
         """Insert a new flow detail with its atoms -- and the logbook, if there
         is none yet -- in one transaction.
 
         What :meth:`save_logbook` does for a book gaining one detail, without
-        reading the book and its stored details first: a run's start costs
-        two statements less.
+        reading the book and its stored details first. ``behind``: queued
+        with the atom transitions instead, to land with the next flush
+        (before any of them). A run's start does that: losing it to a
+        crash is the same as crashing before it, and the run's first
+        actions need not wait for it.
         """
-        self._locked_write(self._add_detail, book_uuid, book_name, detail)
+        if not behind:
+            self._locked_write(self._add_detail, book_uuid, book_name, detail)
+            return detail
+        self._check_fenced()
+        with self._lock:
+            pending = self._pending
+            pending.books[book_uuid] = self._book_row(book_uuid, book_name)
+            pending.new_flows[detail.uuid] = dict(detail.to_dict(), parent_uuid=book_uuid)
+            pending.new_atoms.update((atom.uuid, self._atom_insert(atom, detail.uuid))
+                                     for atom in detail)
+        self._dirty.set()
         return detail
 
     def _locked_write(self, write, *args):
@@ -199,7 +234,7 @@ class JournalBackend(tf_base.Backend):
 
     def _has_pending(self):
         with self._lock:
-            return bool(self._atoms or self._flows or self._new_atoms)
+            return bool(self._pending)
 
     def _fence_or_raise(self):
         self._check_fenced()
@@ -208,27 +243,29 @@ class JournalBackend(tf_base.Backend):
         except journal.Fenced as error:
             self._fenced = error
             with self._lock:
-                dropped = len(self._atoms) + len(self._flows) + len(self._new_atoms)
-                self._atoms, self._flows, self._new_atoms = {}, {}, {}
+                dropped, self._pending = len(self._pending), _Pending()
             LOG.info("journal fenced off; %d pending write(s) dropped: %s", dropped, error)
             raise
 
     def _write_pending_locked(self):
         with self._lock:
-            atoms, flows, new_atoms = self._atoms, self._flows, self._new_atoms
-            self._atoms, self._flows, self._new_atoms = {}, {}, {}
-        if not (atoms or flows or new_atoms):
+            pending, self._pending = self._pending, _Pending()
+        if not pending:
             return
         t = self._tables
         try:
             with self._engine.begin() as conn:
-                if new_atoms:
-                    conn.execute(sa.insert(t.atomdetails), list(new_atoms.values()))
-                for uuid in flows:
+                for row in pending.books.values():
+                    self._insert_book_if_missing(conn, row)
+                if pending.new_flows:
+                    conn.execute(sa.insert(t.flowdetails), list(pending.new_flows.values()))
+                if pending.new_atoms:
+                    conn.execute(sa.insert(t.atomdetails), list(pending.new_atoms.values()))
+                for uuid, row in pending.flows.items():
                     conn.execute(sa.update(t.flowdetails)
                                  .where(t.flowdetails.c.uuid == uuid)
-                                 .values(**flows[uuid]))
-                updates = [dict(row, _uuid=uuid) for uuid, row in atoms.items()]
+                                 .values(**row))
+                updates = [dict(row, _uuid=uuid) for uuid, row in pending.atoms.items()]
                 if updates:
                     stmt = (sa.update(t.atomdetails)
                             .where(t.atomdetails.c.uuid == sa.bindparam("_uuid")))
@@ -236,12 +273,10 @@ class JournalBackend(tf_base.Backend):
         except Exception:
             # Keep them for the next flush; newer writes of the same rows win.
             with self._lock:
-                self._atoms = {**atoms, **self._atoms}
-                self._flows = {**flows, **self._flows}
-                self._new_atoms = {**new_atoms, **self._new_atoms}
+                self._pending = pending.followed_by(self._pending)
             raise
         with self._lock:
-            self._stored_atoms.update(new_atoms)
+            self._stored_atoms.update(pending.new_atoms)
 
     def _flush_loop(self):
         while not self._closed.is_set():
@@ -284,13 +319,19 @@ class JournalBackend(tf_base.Backend):
         self._insert_details(conn, book.uuid, [d for d in details if d.uuid not in stored])
 
     def _add_detail(self, conn, book_uuid, book_name, detail):
-        book_row = tf_models.LogBook(book_name, uuid=book_uuid).to_dict()
+        self._insert_book_if_missing(conn, self._book_row(book_uuid, book_name))
+        self._insert_details(conn, book_uuid, [detail])
+
+    @staticmethod
+    def _book_row(book_uuid, book_name):
+        return tf_models.LogBook(book_name, uuid=book_uuid).to_dict()
+
+    def _insert_book_if_missing(self, conn, book_row):
         insert_if_missing = _INSERT_IF_MISSING.get(conn.dialect.name)
         if insert_if_missing is not None:
             conn.execute(insert_if_missing(self._tables.logbooks, book_row))
-        elif not self._book_exists(conn, book_uuid):
+        elif not self._book_exists(conn, book_row["uuid"]):
             conn.execute(sa.insert(self._tables.logbooks).values(**book_row))
-        self._insert_details(conn, book_uuid, [detail])
 
     def _book_exists(self, conn, book_uuid):
         logbooks = self._tables.logbooks

@@ -137,9 +137,11 @@ def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
             if run > 1:
                 LOG.info("stack %s traversal %s: run %d resumes run %d (%s)", stack_id,
                          traversal_id, run, run - 1, previous.state or "not started")
-        # With the flow's atoms: the run's journal starts in one transaction.
+        # With the flow's atoms: the run's journal starts in one transaction,
+        # written behind like the rest of it.
         detail = journal.copy_forward(journal_backend, stack_id, previous,
-                                      f"{flow.name} (run {run})", meta, flow=flow)
+                                      f"{flow.name} (run {run})", meta, flow=flow,
+                                      behind=True)
         waits = sum(1 for node, _ in flow.iter_nodes()
                     if getattr(node, "waits_for_stacks", False))
         executor = workers.WorkerPool(rt.max_workers, min(waits, rt.max_nested_waits))

@@ -31,6 +31,7 @@ TEMPLATE = {"heat_template_version": "2018-08-31",
 def stack(engine, stack_name):
     stack = engine.wait(engine.create_stack(stack_name, TEMPLATE).id, timeout=60)
     assert stack.status == "COMPLETE", stack.status_reason
+    engine._dispatcher.join()  # the create's run has flushed its journal too
     yield stack
     # Other tests count every live object of the database.
     for obj in engine.store.live(stack.id):
@@ -70,10 +71,10 @@ def test_physical_store_acts_only_for_the_lock_holder(engine, stack):
     assert [o.create_key for o in store.live(stack.id)].count("k1") == 1
 
 
-def _journal(db, stack_id, traversal_id, owner):
+def _journal(db, stack_id, traversal_id, owner, **kwargs):
     stock = db.taskflow_backend()
     return journal_backend.JournalBackend(
-        stock, stock.engine, journal.owner_fence(db, stack_id, traversal_id, owner))
+        stock, stock.engine, journal.owner_fence(db, stack_id, traversal_id, owner), **kwargs)
 
 
 def _save(backend, stack_id, traversal_id, run, owner):
@@ -288,3 +289,43 @@ def test_a_run_journal_starts_whole_in_one_write(engine, stack):
         tf_engine.storage.set_flow_state("REVERTING")
     with pytest.raises(journal.Fenced):
         run.close()
+
+
+def _journal_rows(db, stack_id):
+    with db._engine.connect() as conn:
+        flows = conn.execute(sa.text("SELECT uuid FROM flowdetails WHERE parent_uuid = :s"),
+                             {"s": stack_id}).scalars().all()
+        atoms = conn.execute(sa.text(
+            "SELECT COUNT(*) FROM atomdetails a JOIN flowdetails f ON a.parent_uuid = f.uuid "
+            "WHERE f.parent_uuid = :s"), {"s": stack_id}).scalar()
+    return set(flows), atoms
+
+
+def test_a_journal_started_behind_lands_with_its_first_flush_or_not_at_all(engine, stack):
+    """A run's journal starts with its next flush (runner.run_traversal does
+    this): until then nothing of it is stored, then all of it is, and a run
+    fenced before that flush leaves nothing."""
+    db = engine.db
+    traversal = db.get_stack(stack.id).current_traversal
+    before, atoms_before = _journal_rows(db, stack.id)
+    flow = graph_flow.Flow("start").add(_Noop("a"), _Noop("b"))
+
+    db.claim_traversal(stack.id, traversal, "c1:1111")
+    # No flush but the test's own: the flusher waits a minute after a write.
+    run = _journal(db, stack.id, traversal, "c1:1111", flush_interval=60)
+    detail = journal.copy_forward(run, stack.id, None, "run 2", {"run": 2}, flow=flow,
+                                  behind=True)
+    assert _journal_rows(db, stack.id) == (before, atoms_before)
+    run.flush()
+    assert _journal_rows(db, stack.id) == (before | {detail.uuid}, atoms_before + 2)
+
+    db.claim_traversal(stack.id, traversal, "c2:2222")
+    late = _journal(db, stack.id, traversal, "c2:2222", flush_interval=60)
+    journal.copy_forward(late, stack.id, detail, "run 3", {"run": 3}, flow=flow, behind=True)
+    db.claim_traversal(stack.id, traversal, "c3:3333")
+    with pytest.raises(journal.Fenced):
+        late.flush()
+    assert _journal_rows(db, stack.id) == (before | {detail.uuid}, atoms_before + 2)
+    for backend in (run, late):
+        with contextlib.suppress(journal.Fenced):
+            backend.close()
