@@ -123,7 +123,10 @@ class JournalBackend(tf_base.Backend):
         # Serializes flushes: one writer, so the durable journal only moves forward.
         self._flush_lock = threading.Lock()
         self._pending = _Pending()
-        self._stored_atoms = set()  # atom uuids known to have a row
+        # Atom uuids with a row, or with an insert queued or in flight: a
+        # flow detail saved while its atoms' insert is being flushed must
+        # not queue them again.
+        self._known_atoms = set()
         self._fenced = None
         self._closed = threading.Event()
         self._dirty = threading.Event()
@@ -177,8 +180,9 @@ class JournalBackend(tf_base.Backend):
             pending = self._pending
             pending.flows[flow_detail.uuid] = row
             for atom in flow_detail:
-                if atom.uuid not in self._stored_atoms and atom.uuid not in pending.new_atoms:
+                if atom.uuid not in self._known_atoms:
                     pending.new_atoms[atom.uuid] = self._atom_insert(atom, flow_detail.uuid)
+                    self._known_atoms.add(atom.uuid)
                     gained = True
         if gained or row["state"] != states.RUNNING:
             self.flush()
@@ -212,6 +216,7 @@ class JournalBackend(tf_base.Backend):
             pending.new_flows[detail.uuid] = dict(detail.to_dict(), parent_uuid=book_uuid)
             pending.new_atoms.update((atom.uuid, self._atom_insert(atom, detail.uuid))
                                      for atom in detail)
+            self._known_atoms.update(atom.uuid for atom in detail)
         self._dirty.set()
         return detail
 
@@ -275,8 +280,6 @@ class JournalBackend(tf_base.Backend):
             with self._lock:
                 self._pending = pending.followed_by(self._pending)
             raise
-        with self._lock:
-            self._stored_atoms.update(pending.new_atoms)
 
     def _flush_loop(self):
         while not self._closed.is_set():
@@ -348,7 +351,7 @@ class JournalBackend(tf_base.Backend):
         if atoms:
             conn.execute(sa.insert(t.atomdetails), atoms)
         with self._lock:
-            self._stored_atoms.update(a["uuid"] for a in atoms)
+            self._known_atoms.update(a["uuid"] for a in atoms)
 
     # -- reads (see what was written) ---------------------------------
 

@@ -7,6 +7,7 @@ tests cover the other two things it could write: the physical objects
 """
 
 import contextlib
+import threading
 import time
 import uuid
 
@@ -329,3 +330,44 @@ def test_a_journal_started_behind_lands_with_its_first_flush_or_not_at_all(engin
     for backend in (run, late):
         with contextlib.suppress(journal.Fenced):
             backend.close()
+
+
+def test_a_flow_detail_saved_while_its_atoms_are_flushed_queues_them_once(engine, stack):
+    """The engine saves the flow detail (RUNNING, behind) while the flusher
+    writes the run's journal start: the atoms being inserted must not be
+    queued for a second insert."""
+    db = engine.db
+    traversal = db.get_stack(stack.id).current_traversal
+    flow = graph_flow.Flow("start").add(_Noop("a"), _Noop("b"))
+    db.claim_traversal(stack.id, traversal, "c1:1111")
+    run = _journal(db, stack.id, traversal, "c1:1111", flush_interval=60)
+    detail = journal.copy_forward(run, stack.id, None, "run 2", {"run": 2}, flow=flow,
+                                  behind=True)
+    detail.state = "RUNNING"
+    saved = []
+
+    def save():
+        with contextlib.closing(run.get_connection()) as journal_conn:
+            journal_conn.update_flow_details(detail)
+
+    def during_insert(conn, cursor, statement, *args):
+        if statement.lstrip().upper().startswith("INSERT INTO ATOMDETAILS") and not saved:
+            # From the engine's thread, as TaskFlow does: it must not wait
+            # for this flush (queuing the atoms again made it flush too).
+            engine_thread = threading.Thread(target=save, daemon=True)
+            engine_thread.start()
+            engine_thread.join(10)
+            saved.append(not engine_thread.is_alive())
+
+    sa.event.listen(db._engine, "before_cursor_execute", during_insert)
+    try:
+        run.flush()
+    finally:
+        sa.event.remove(db._engine, "before_cursor_execute", during_insert)
+    assert saved == [True]
+    run.flush()  # the saved state; no second insert of the atoms
+    with contextlib.closing(db.taskflow_backend().get_connection()) as conn:
+        stored = conn.get_flow_details(detail.uuid)
+    assert stored.state == "RUNNING"
+    assert sorted(a.name for a in stored) == ["a", "b"]
+    run.close()
