@@ -41,7 +41,7 @@ class PollingWaits:
             time.sleep(self.interval)
         return True
 
-    def changed(self, stack_id, action, status):
+    def changed(self, stack_id, action, status, stack=None):
         pass
 
     def start(self):

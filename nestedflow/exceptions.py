@@ -6,6 +6,7 @@ The hierarchy::
      +-- StackNotFound
      +-- ResourceNotFound
      +-- StackValidationFailed          template, parameters or environment rejected
+     |    +-- StackExists               a live top-level stack has the name
      |    +-- TemplateSyntaxError       YAML could not be parsed (line / column)
      |    +-- UnknownResourceType
      |    +-- DependencyCycle
@@ -49,6 +50,14 @@ class StackValidationFailed(NestedflowError):
         self.reason = message
         text = f"{path}: {message}" if path else message
         super().__init__(text)
+
+
+class StackExists(StackValidationFailed):
+    """A live top-level stack already has the name; nothing was stored."""
+
+    def __init__(self, name):
+        self.name = name
+        super().__init__(f"stack {name!r} already exists")
 
 
 class TemplateSyntaxError(StackValidationFailed):

@@ -51,6 +51,12 @@ _EVENT_COLUMNS = ("stack_id", "resource_name", "resource_id", "physical_id", "ac
                   "status", "status_reason", "traversal_id", "engine_id", "timestamp")
 
 
+#: The columns a new stack's INSERT sets: all but those only a later write
+#: fills (a JSON column given None would store JSON null, not SQL NULL).
+_STACK_INSERT_COLUMNS = tuple(column.key for column in models.Stack.__table__.columns
+                              if column.key != "outputs")
+
+
 class _Ctx:
     """enginefacade attaches its transaction state to a context object."""
 
@@ -93,18 +99,45 @@ class Database:
         self._resource_by_id = sa.select(resources).where(
             resources.c.id == sa.bindparam("w_id"))
         stacks = models.Stack.__table__
+        self._stack_by_id = sa.select(stacks).where(stacks.c.id == sa.bindparam("w_id"))
+        self._stack_by_name = (
+            sa.select(stacks)
+            .where(stacks.c.name == sa.bindparam("w_name"), stacks.c.deleted_at.is_(None))
+            .order_by(stacks.c.created_at.desc()).limit(1))
+        self._resources_of_stack = (
+            sa.select(resources).where(resources.c.stack_id == sa.bindparam("w_stack"))
+            .order_by(resources.c.id))
+        self._current_resources_of_stack = self._resources_of_stack.where(
+            resources.c.current.is_(True))
+        self._claim = (
+            sa.update(stacks)
+            .where(stacks.c.id == sa.bindparam("w_id"),
+                   stacks.c.current_traversal == sa.bindparam("w_traversal"))
+            .values(traversal_owner=sa.bindparam("v_owner"),
+                    atomic_key=stacks.c.atomic_key + 1))
+        self._template_insert = sa.insert(models.RawTemplate.__table__)
+        stack_params = {name: sa.bindparam(f"s_{name}", type_=stacks.c[name].type)
+                        for name in _STACK_INSERT_COLUMNS}
+        self._stack_insert = sa.insert(stacks).values(stack_params)
+        self._stack_insert_if_name_free = sa.insert(stacks).from_select(
+            list(_STACK_INSERT_COLUMNS),
+            sa.select(*stack_params.values()).where(~sa.exists().where(
+                stacks.c.name == sa.bindparam("s_name"), stacks.c.deleted_at.is_(None),
+                stacks.c.parent_id.is_(None))))
         self._ownership = sa.select(
             stacks.c.current_traversal, stacks.c.traversal_owner, stacks.c.cancel_requested,
             stacks.c.disable_rollback).where(stacks.c.id == sa.bindparam("w_id"))
 
     def on_stack_change(self, callback):
-        """Call ``callback(stack_id, action, status)`` after a stack's state is
-        written: a traversal started, was cancelled, or settled."""
+        """Call ``callback(stack_id, action, status, stack)`` after a stack's
+        state is written: a traversal started, was cancelled, or settled.
+        ``stack`` is the row as written (a :class:`models.StackRow`) where
+        the write returned it, else None."""
         self._change_listeners.append(callback)
 
-    def _changed(self, stack_id, action, status):
+    def _changed(self, stack_id, action, status, stack=None):
         for callback in self._change_listeners:
-            callback(stack_id, action, status)
+            callback(stack_id, action, status, stack)
 
     @staticmethod
     def _serialize_sqlite_writers(engine):
@@ -269,22 +302,35 @@ class Database:
 
     # -- stacks -------------------------------------------------------------
 
-    def create_stack(self, stack_values, template_values, resource_values):
-        """Store a stack, its template and its resource rows in one transaction.
+    def create_stack(self, stack_values, template_values, resource_values,
+                     unique_name=False):
+        """Store a stack, its template and its resource rows in one transaction;
+        returns the stack row as stored.
 
         ``resource_values`` are dicts whose ``requires`` name other resources;
         they are turned into row ids so the graph survives template changes.
+        ``unique_name``: store nothing and raise :class:`exceptions.StackExists`
+        if a live top-level stack has the name -- tested by the stack's
+        INSERT itself, not by a query of its own.
         """
-        with self.writer() as session:
-            tmpl = models.RawTemplate(**template_values)
-            session.add(tmpl)
-            session.flush()
-            stack = models.Stack(raw_template_id=tmpl.id, **stack_values)
-            session.add(stack)
-            session.flush()
-            self._add_resources(session, stack.id, tmpl.id, resource_values)
-        self._templates.put(tmpl)
-        return stack
+        now = models.utcnow()
+        stack = _full_row(models.Stack.__table__, {**stack_values, "created_at": now})
+        with self._engine.begin() as conn:
+            template_id = conn.execute(
+                self._template_insert, {"created_at": now, **template_values}
+            ).inserted_primary_key[0]
+            stack["raw_template_id"] = template_id
+            params = {f"s_{key}": stack[key] for key in _STACK_INSERT_COLUMNS}
+            if unique_name:
+                stored = conn.execute(self._stack_insert_if_name_free, params).rowcount
+                if stored != 1:
+                    raise exceptions.StackExists(stack["name"])
+            else:
+                conn.execute(self._stack_insert, params)
+            self._add_resources(conn, stack["id"], template_id, resource_values)
+        self._templates.put(models.RawTemplate(id=template_id, created_at=now,
+                                               **template_values))
+        return models.StackRow.from_mapping(stack)
 
     @staticmethod
     def _add_resources(session, stack_id, template_id, resource_values, existing=None):
@@ -353,36 +399,21 @@ class Database:
         return tmpl.id
 
     def get_stack(self, stack_id):
-        with self.reader() as session:
-            stack = session.get(models.Stack, stack_id)
-            if stack is None:
-                raise exceptions.StackNotFound(stack_id)
-            return stack
+        with self._engine.connect() as conn:
+            found = conn.execute(self._stack_by_id, {"w_id": stack_id}).first()
+        if found is None:
+            raise exceptions.StackNotFound(stack_id)
+        return models.StackRow.from_mapping(found._mapping)
 
     def find_stack(self, name_or_id):
         """By id, else by name among stacks not deleted (newest first)."""
-        with self.reader() as session:
-            stack = session.get(models.Stack, name_or_id)
-            if stack is not None:
-                return stack
-            stack = session.scalars(
-                sa.select(models.Stack)
-                .where(models.Stack.name == name_or_id, models.Stack.deleted_at.is_(None))
-                .order_by(models.Stack.created_at.desc())
-            ).first()
-            if stack is None:
-                raise exceptions.StackNotFound(name_or_id)
-            return stack
-
-    def top_level_name_taken(self, name):
-        """Whether a live top-level stack is named ``name`` (one indexed lookup)."""
-        with self.reader() as session:
-            return session.scalar(
-                sa.select(models.Stack.id)
-                .where(models.Stack.name == name, models.Stack.deleted_at.is_(None),
-                       models.Stack.parent_id.is_(None))
-                .limit(1)
-            ) is not None
+        with self._engine.connect() as conn:
+            found = conn.execute(self._stack_by_id, {"w_id": name_or_id}).first()
+            if found is None:
+                found = conn.execute(self._stack_by_name, {"w_name": name_or_id}).first()
+        if found is None:
+            raise exceptions.StackNotFound(name_or_id)
+        return models.StackRow.from_mapping(found._mapping)
 
     def list_stacks(self, show_nested=False):
         with self.reader() as session:
@@ -481,19 +512,18 @@ class Database:
         from it (read back in the same transaction where the database
         cannot return it from the UPDATE).
         """
-        claim = (sa.update(models.Stack)
-                 .where(models.Stack.id == stack_id,
-                        models.Stack.current_traversal == traversal_id)
-                 .values(traversal_owner=owner, atomic_key=models.Stack.atomic_key + 1))
-        with self.writer() as session:
+        params = {"w_id": stack_id, "w_traversal": traversal_id, "v_owner": owner}
+        with self._engine.begin() as conn:
             if self._engine.dialect.update_returning:
-                stack = session.scalars(claim.returning(models.Stack)).first()
+                found = conn.execute(self._claim.returning(*models.Stack.__table__.c),
+                                     params).first()
             else:
-                claimed = session.execute(claim).rowcount == 1
-                stack = session.get(models.Stack, stack_id) if claimed else None
-            if stack is None:
-                raise exceptions.TraversalSuperseded(stack_id, traversal_id)
-            return stack
+                claimed = conn.execute(self._claim, params).rowcount == 1
+                found = (conn.execute(self._stack_by_id, params).first() if claimed
+                         else None)
+        if found is None:
+            raise exceptions.TraversalSuperseded(stack_id, traversal_id)
+        return models.StackRow.from_mapping(found._mapping)
 
     def ownership(self, stack_id):
         """(current traversal, its owner, pending cancel, disable_rollback).
@@ -525,36 +555,83 @@ class Database:
     def set_stack_state(self, stack_id, traversal_id, action, status, reason="", owner=None,
                         **values):
         """Write the stack's state only while ``traversal_id`` (and, if given,
-        this run of it) is still current."""
-        conditions = [models.Stack.id == stack_id,
-                      models.Stack.current_traversal == traversal_id]
-        if owner is not None:
-            conditions.append(models.Stack.traversal_owner == owner)
-        with self.writer() as session:
-            result = session.execute(
-                sa.update(models.Stack)
-                .where(*conditions)
-                .values(
-                    action=action,
-                    status=status,
-                    status_reason=reason,
-                    atomic_key=models.Stack.atomic_key + 1,
-                    updated_at=models.utcnow(),
-                    **values,
-                )
-            )
-            if result.rowcount != 1:
-                raise exceptions.TraversalSuperseded(stack_id, traversal_id)
-            session.add(
-                models.Event(
-                    stack_id=stack_id,
-                    action=action,
-                    status=status,
-                    status_reason=reason,
-                    traversal_id=traversal_id,
-                )
-            )
-        self._changed(stack_id, action, status)
+        this run of it) is still current, with its event; returns the stack
+        as written where the write can return it (else None).
+
+        Core, one statement on PostgreSQL: every traversal settles here,
+        and a waiter wakes only once it has.
+        """
+        now = models.utcnow()
+        values = {"action": action, "status": status, "status_reason": reason,
+                  "updated_at": now, **values}
+        params = {f"v_{key}": value for key, value in values.items()}
+        params.update(w_id=stack_id, w_traversal=traversal_id, w_owner=owner)
+        event = {"stack_id": stack_id, "resource_name": None, "resource_id": None,
+                 "physical_id": None, "action": action, "status": status,
+                 "status_reason": reason, "traversal_id": traversal_id, "engine_id": None,
+                 "timestamp": now}
+        columns = frozenset(values)
+        written = None
+        with self._engine.begin() as conn:
+            if self.dialect == "postgresql":
+                params.update({f"e_{key}": value for key, value in event.items()})
+                found = conn.execute(self._settle_statement(columns, owner is not None),
+                                     params).first()
+                if found is None:
+                    raise exceptions.TraversalSuperseded(stack_id, traversal_id)
+                written = models.StackRow.from_mapping(found._mapping)
+            else:
+                stmt = self._stack_state_statement(columns, owner is not None)
+                if self._engine.dialect.update_returning:
+                    found = conn.execute(stmt.returning(*models.Stack.__table__.c),
+                                         params).first()
+                    ok = found is not None
+                    if ok:
+                        written = models.StackRow.from_mapping(found._mapping)
+                else:
+                    ok = conn.execute(stmt, params).rowcount == 1
+                if not ok:
+                    raise exceptions.TraversalSuperseded(stack_id, traversal_id)
+                conn.execute(self._event_insert_from_params,
+                             {f"e_{key}": value for key, value in event.items()})
+        self._changed(stack_id, action, status, written)
+        return written
+
+    def _stack_state_statement(self, columns, with_owner):
+        """set_stack_state's compare-and-swap UPDATE of ``columns``."""
+        key = ("stack_state", columns, with_owner)
+        stmt = self._cas_statements.get(key)
+        if stmt is None:
+            table = models.Stack.__table__
+            conditions = [table.c.id == sa.bindparam("w_id"),
+                          table.c.current_traversal == sa.bindparam("w_traversal")]
+            if with_owner:
+                conditions.append(table.c.traversal_owner == sa.bindparam("w_owner"))
+            stmt = (sa.update(table).where(*conditions)
+                    .values({name: sa.bindparam(f"v_{name}", type_=table.c[name].type)
+                             for name in columns})
+                    .values(atomic_key=table.c.atomic_key + 1))
+            self._cas_statements[key] = stmt
+        return stmt
+
+    def _settle_statement(self, columns, with_owner):
+        """PostgreSQL: set_stack_state's UPDATE and its event in one
+        statement (data-modifying CTEs), returning the stack as written."""
+        key = ("settle", columns, with_owner)
+        stmt = self._cas_statements.get(key)
+        if stmt is None:
+            table = models.Stack.__table__
+            written = self._stack_state_statement(columns, with_owner).returning(
+                *table.c).cte("written")
+            events = models.Event.__table__
+            event = events.insert().from_select(
+                list(_EVENT_COLUMNS),
+                sa.select(*(sa.bindparam(f"e_{name}", type_=events.c[name].type)
+                            for name in _EVENT_COLUMNS)).select_from(written),
+            ).cte("event")
+            stmt = sa.select(*(written.c[c.key] for c in table.c)).add_cte(event)
+            self._cas_statements[key] = stmt
+        return stmt
 
     def current_traversal(self, stack_id):
         with self.reader() as session:
@@ -568,11 +645,14 @@ class Database:
     # -- resources ----------------------------------------------------------
 
     def list_resources(self, stack_id, current_only=True):
-        with self.reader() as session:
-            query = sa.select(models.Resource).where(models.Resource.stack_id == stack_id)
-            if current_only:
-                query = query.where(models.Resource.current.is_(True))
-            return list(session.scalars(query.order_by(models.Resource.id)))
+        query = (self._current_resources_of_stack if current_only
+                 else self._resources_of_stack)
+        return self._resource_rows(query, stack_id)
+
+    def _resource_rows(self, query, stack_id):
+        with self._engine.connect() as conn:
+            return [models.ResourceRow.from_mapping(found._mapping)
+                    for found in conn.execute(query, {"w_stack": stack_id})]
 
     def get_resource(self, resource_id):
         with self.reader() as session:
@@ -580,12 +660,7 @@ class Database:
 
     def list_all_resources(self, stack_id):
         """Every row of the stack that may still own a physical object."""
-        with self.reader() as session:
-            return list(session.scalars(
-                sa.select(models.Resource)
-                .where(models.Resource.stack_id == stack_id)
-                .order_by(models.Resource.id)
-            ))
+        return self._resource_rows(self._resources_of_stack, stack_id)
 
     def add_replacement(self, row, holder, template_id, requires, type_name, traversal_id):
         """A new, not yet current, row (locked by ``holder``) to replace ``row``."""
@@ -699,8 +774,8 @@ class Database:
                 found = conn.execute(self._resource_by_id, {"w_id": resource_id}).first()
             # Detached, like every row handed to tasks: they only read it and
             # pass it back to the compare-and-swap writes.
-            row = models.Resource(**found._mapping)
-            merged, states = _run_steps(models.Resource(**found._mapping), start)
+            row = models.ResourceRow.from_mapping(found._mapping)
+            merged, states = _run_steps(models.ResourceRow.copy(row), start)
             if merged:
                 self._cas_write(conn, row, holder, merged, event, states)
                 _applied(row, merged)
@@ -937,6 +1012,20 @@ class _TemplateCache:
             self._rows.move_to_end(row.id)
             while len(self._rows) > self._size:
                 self._rows.popitem(last=False)
+
+
+def _full_row(table, values):
+    """Every column of a new ``table`` row: ``values``, else the column's
+    constant default, else None (callable defaults must be in ``values``)."""
+    row = {}
+    for column in table.columns:
+        if column.key in values:
+            row[column.key] = values[column.key]
+        elif column.default is not None and column.default.is_scalar:
+            row[column.key] = column.default.arg
+        else:
+            row[column.key] = None
+    return row
 
 
 def _run_steps(view, start):

@@ -116,22 +116,43 @@ class Resource(Base):
     updated_at = sa.Column(Timestamp)
 
 
-class ResourceRow:
-    """A detached copy of a ``resources`` row: the columns as plain
-    attributes. Made for every resource write the engine returns; an ORM
-    instance costs four times as much to make."""
+class _DetachedRow:
+    """A detached copy of a row: its columns as plain attributes (the
+    subclass's ``__slots__``). Handed out instead of ORM instances, which
+    cost four times as much to make, on every path a traversal takes."""
 
-    __slots__ = tuple(column.key for column in Resource.__table__.columns)
+    __slots__ = ()
 
     @classmethod
     def copy(cls, row):
+        """From anything with the columns as attributes (another copy, an ORM instance)."""
         new = cls.__new__(cls)
         for key in cls.__slots__:
             setattr(new, key, getattr(row, key))
         return new
 
+    @classmethod
+    def from_mapping(cls, mapping):
+        """From a Core result row's ``_mapping`` (or a dict of every column)."""
+        new = cls.__new__(cls)
+        for key in cls.__slots__:
+            setattr(new, key, mapping[key])
+        return new
+
     def __repr__(self):
-        return f"<ResourceRow {self.id} {self.name!r} {self.action}_{self.status}>"
+        return f"<{type(self).__name__} {self.id} {self.name!r} {self.action}_{self.status}>"
+
+
+class ResourceRow(_DetachedRow):
+    """A ``resources`` row, as every resource write and read returns it."""
+
+    __slots__ = tuple(column.key for column in Resource.__table__.columns)
+
+
+class StackRow(_DetachedRow):
+    """A ``stacks`` row, as the stack reads and writes of a traversal return it."""
+
+    __slots__ = tuple(column.key for column in Stack.__table__.columns)
 
 
 class Event(Base):

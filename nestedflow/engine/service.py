@@ -52,6 +52,9 @@ class Engine:
         #: Bumped on every wake-up, so a waiter that read the stack before a
         #: settle it was not yet waiting for does not sleep through it.
         self._settle_count = 0
+        #: Stack id -> a _WaitSlot per wait() on it, given the row each
+        #: in-process write of the stack's state returned.
+        self._waiting = {}
         # A stack settles when its state is written, before its traversal's
         # thread has flushed the journal and returned: waiters wake at once.
         self.db.on_stack_change(self._notify_if_settled)
@@ -77,9 +80,13 @@ class Engine:
             self._settle_count += 1
             self._settled.notify_all()
 
-    def _notify_if_settled(self, stack_id, action, status):
-        if status != "IN_PROGRESS":
-            self._notify_settled()
+    def _notify_if_settled(self, stack_id, action, status, stack=None):
+        with self._settled:
+            for slot in self._waiting.get(stack_id, ()):
+                slot.row = stack
+            if status != "IN_PROGRESS":
+                self._settle_count += 1
+                self._settled.notify_all()
 
     @property
     def runs_in_process(self):
@@ -172,10 +179,29 @@ class Engine:
 
     def wait(self, stack_id, timeout=None):
         """Block until the stack is no longer IN_PROGRESS; returns it."""
+        slot = _WaitSlot()
+        with self._settled:
+            self._waiting.setdefault(stack_id, []).append(slot)
+        try:
+            return self._wait(stack_id, timeout, slot)
+        finally:
+            with self._settled:
+                slots = self._waiting[stack_id]
+                slots.remove(slot)
+                if not slots:
+                    del self._waiting[stack_id]
+
+    def _wait(self, stack_id, timeout, slot):
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            seen = self._settle_count
-            stack = self.get_stack(stack_id)
+            with self._settled:
+                seen = self._settle_count
+                written, slot.row = slot.row, None
+            # The stack as this process's last write of its state returned
+            # it, if any since the last look: a settled stack's waiter
+            # wakes without reading it back.
+            stack = (views.Stack.from_row(written) if written is not None
+                     else self.get_stack(stack_id))
             if stack.status != "IN_PROGRESS":
                 return stack
             remaining = None if deadline is None else deadline - time.monotonic()
@@ -215,3 +241,12 @@ class Engine:
     def __exit__(self, *exc):
         self.close()
 
+
+class _WaitSlot:
+    """Where one wait() finds the stack as its last in-process write left it
+    (None: not written since, or by a write that did not return it)."""
+
+    __slots__ = ("row",)
+
+    def __init__(self):
+        self.row = None

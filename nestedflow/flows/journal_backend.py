@@ -61,6 +61,11 @@ FLUSH_INTERVAL = 0.1
 _TABLES = tf_tables.fetch(sa.MetaData())
 
 
+#: UPDATE of a journal row by uuid; the columns are the parameters' keys.
+_UPDATES = {table.name: sa.update(table).where(table.c.uuid == sa.bindparam("_uuid"))
+            for table in (_TABLES.flowdetails, _TABLES.atomdetails)}
+
+
 def _on_conflict_do_nothing(insert):
     def statement(table, row):
         return insert(table).values(**row).on_conflict_do_nothing()
@@ -96,6 +101,17 @@ class _Pending:
 
     def __len__(self):
         return sum(len(getattr(self, kind)) for kind in self.KINDS)
+
+    @staticmethod
+    def write(inserts, updates, uuid, row):
+        """Queue ``row`` as the latest state of ``uuid``: into its insert
+        if that is still queued (a run's start lands with its atoms' later
+        states, a row each), else as an update."""
+        queued = inserts.get(uuid)
+        if queued is not None:
+            queued.update(row)
+        else:
+            updates[uuid] = row
 
     def followed_by(self, later):
         """These writes, then ``later``'s: a newer write of a row wins."""
@@ -162,7 +178,8 @@ class JournalBackend(tf_base.Backend):
         self._check_fenced()
         row = atom_detail.to_dict()
         with self._lock:
-            self._pending.atoms[atom_detail.uuid] = row
+            self._pending.write(self._pending.new_atoms, self._pending.atoms,
+                                atom_detail.uuid, row)
         self._dirty.set()
         return atom_detail
 
@@ -178,7 +195,7 @@ class JournalBackend(tf_base.Backend):
         gained = False
         with self._lock:
             pending = self._pending
-            pending.flows[flow_detail.uuid] = row
+            pending.write(pending.new_flows, pending.flows, flow_detail.uuid, row)
             for atom in flow_detail:
                 if atom.uuid not in self._known_atoms:
                     pending.new_atoms[atom.uuid] = self._atom_insert(atom, flow_detail.uuid)
@@ -266,15 +283,11 @@ class JournalBackend(tf_base.Backend):
                     conn.execute(sa.insert(t.flowdetails), list(pending.new_flows.values()))
                 if pending.new_atoms:
                     conn.execute(sa.insert(t.atomdetails), list(pending.new_atoms.values()))
-                for uuid, row in pending.flows.items():
-                    conn.execute(sa.update(t.flowdetails)
-                                 .where(t.flowdetails.c.uuid == uuid)
-                                 .values(**row))
-                updates = [dict(row, _uuid=uuid) for uuid, row in pending.atoms.items()]
-                if updates:
-                    stmt = (sa.update(t.atomdetails)
-                            .where(t.atomdetails.c.uuid == sa.bindparam("_uuid")))
-                    conn.execute(stmt, updates)
+                for table, rows in ((t.flowdetails, pending.flows),
+                                    (t.atomdetails, pending.atoms)):
+                    if rows:
+                        conn.execute(_UPDATES[table.name],
+                                     [dict(row, _uuid=uuid) for uuid, row in rows.items()])
         except Exception:
             # Keep them for the next flush; newer writes of the same rows win.
             with self._lock:

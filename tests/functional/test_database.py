@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from nestedflow import exceptions
-from nestedflow.db import api
+from nestedflow.db import api, models
 
 
 def _probe(url, name, column):
@@ -215,3 +215,42 @@ def test_a_connection_dropped_while_idle_is_replaced_before_use(shared_db_url, m
         assert pings
     finally:
         db.dispose()
+
+
+def test_a_stack_state_write_returns_the_row_and_lands_with_its_event(engine, stack_name):
+    """set_stack_state: the state and its event land together (one statement
+    on PostgreSQL) and the stack comes back as written where the database
+    can return it; a writer that no longer owns the traversal changes
+    nothing and records nothing."""
+    template = {"heat_template_version": "2018-08-31",
+                "resources": {"x": {"type": "OS::Heat::None"}}}
+    stack = engine.wait(engine.create_stack(stack_name, template).id, timeout=60)
+    db = engine.db
+    before = db.get_stack(stack.id)
+
+    def stack_events():
+        return [(e.action, e.status, e.status_reason, e.traversal_id)
+                for e in db.list_events(stack.id) if e.resource_name is None]
+
+    events = stack_events()
+    written = db.set_stack_state(stack.id, before.current_traversal, "CHECK", "COMPLETE",
+                                 "probed", owner=before.traversal_owner, outputs={"k": [1]})
+    after = db.get_stack(stack.id)
+    assert (after.action, after.status, after.status_reason, after.outputs) == (
+        "CHECK", "COMPLETE", "probed", {"k": [1]})
+    assert after.atomic_key == before.atomic_key + 1
+    if db._engine.dialect.update_returning:
+        assert {c: getattr(written, c) for c in models.StackRow.__slots__} == {
+            c: getattr(after, c) for c in models.StackRow.__slots__}
+    else:  # MariaDB: no UPDATE ... RETURNING, and no read of its own
+        assert written is None
+    assert stack_events() == [*events, ("CHECK", "COMPLETE", "probed",
+                                        before.current_traversal)]
+
+    for traversal, owner in (("another-traversal", None),
+                             (before.current_traversal, "another-run")):
+        with pytest.raises(exceptions.TraversalSuperseded):
+            db.set_stack_state(stack.id, traversal, "CHECK", "FAILED", "late", owner=owner)
+    assert stack_events() == [*events, ("CHECK", "COMPLETE", "probed",
+                                        before.current_traversal)]
+    assert db.get_stack(stack.id).atomic_key == after.atomic_key

@@ -371,3 +371,41 @@ def test_a_flow_detail_saved_while_its_atoms_are_flushed_queues_them_once(engine
     assert stored.state == "RUNNING"
     assert sorted(a.name for a in stored) == ["a", "b"]
     run.close()
+
+
+def test_states_written_before_a_journal_start_lands_go_into_its_inserts(engine, stack):
+    """A run's journal start is queued behind; the states its atoms and flow
+    reach before the next flush are written as those rows' inserts, not as
+    updates after them."""
+    db = engine.db
+    traversal = db.get_stack(stack.id).current_traversal
+    flow = graph_flow.Flow("start").add(_Noop("a"), _Noop("b"))
+    db.claim_traversal(stack.id, traversal, "c1:1111")
+    run = _journal(db, stack.id, traversal, "c1:1111", flush_interval=60)
+    detail = journal.copy_forward(run, stack.id, None, "run 2", {"run": 2}, flow=flow,
+                                  behind=True)
+    atom = next(a for a in detail if a.name == "a")
+    with contextlib.closing(run.get_connection()) as conn:
+        atom.state = "SUCCESS"
+        atom.results = {"out": 1}
+        conn.update_atom_details(atom)
+        detail.state = "RUNNING"
+        conn.update_flow_details(detail)
+    with _statements(db) as seen:
+        run.flush()
+    assert not [s for s in seen if s[0] == "UPDATE"], seen
+    with contextlib.closing(db.taskflow_backend().get_connection()) as conn:
+        stored = conn.get_flow_details(detail.uuid)
+    assert stored.state == "RUNNING"
+    assert {a.name: (a.state, a.results) for a in stored} == {
+        "a": ("SUCCESS", {"out": 1}), "b": ("PENDING", None)}
+    # Once inserted, a later state is an update of the row.
+    with contextlib.closing(run.get_connection()) as conn:
+        atom.state = "REVERTED"
+        conn.update_atom_details(atom)
+    with _statements(db) as seen:
+        run.flush()
+    assert [s[:2] for s in seen if s[0] in ("INSERT", "UPDATE")] == [
+        ["UPDATE", "atomdetails"]]
+    assert _stored_state(db, detail.uuid, atom.uuid) == "REVERTED"
+    run.close()

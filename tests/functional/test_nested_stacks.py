@@ -248,3 +248,22 @@ def test_nested_depth_listing(engine, stack_name):
     nested = [s for s in engine.list_stacks(show_nested=True) if s.parent_id]
     assert nested and all(s.id not in {t.id for t in engine.list_stacks()} for s in nested)
     settle(engine, engine.delete_stack(stack.id))
+
+
+def test_only_top_level_stacks_hold_their_name(engine, stack_name):
+    """A nested stack does not hold its name: a top-level stack may take it
+    (and then does hold it)."""
+    inline = yaml.safe_dump({"heat_template_version": "2018-08-31",
+                             "resources": {"x": {"type": "OS::Heat::None"}}})
+    parent = {"heat_template_version": "2018-08-31",
+              "resources": {"child": {"type": "OS::Heat::Stack",
+                                      "properties": {"template": inline}}}}
+    first = settle(engine, engine.create_stack(stack_name, parent))
+    assert first.stack_status == "CREATE_COMPLETE", first.status_reason
+    (child,) = engine.db.list_children(first.id)
+    top = settle(engine, engine.create_stack(child.name, parent))
+    assert top.stack_status == "CREATE_COMPLETE", top.status_reason
+    (second_child,) = engine.db.list_children(top.id)
+    assert second_child.name != child.name  # named after its own parent
+    with pytest.raises(exceptions.StackExists):
+        engine.create_stack(child.name, parent)

@@ -255,8 +255,12 @@ def test_unknown_stack_and_duplicate_name(engine, stack_name):
             "resources": {"n": {"type": "OS::Heat::None"}}}
     settle(engine, engine.create_stack(stack_name, tmpl))
     first = engine.get_stack(stack_name)
-    with pytest.raises(exceptions.StackValidationFailed, match="already exists"):
+    before = _row_counts(engine)
+    with pytest.raises(exceptions.StackExists, match="already exists"):
         engine.create_stack(stack_name, tmpl)
+    # The name is tested by the stack's own INSERT: its template went in
+    # first, and is rolled back with it.
+    assert _row_counts(engine) == before
     # Only live stacks hold their name: a deleted one frees it.
     settle(engine, engine.delete_stack(first.id))
     second = settle(engine, engine.create_stack(stack_name, tmpl))

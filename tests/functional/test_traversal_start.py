@@ -9,6 +9,7 @@ stack settles rather than when its run has finished flushing.
 
 import contextlib
 import threading
+import time
 
 import pytest
 import sqlalchemy as sa
@@ -185,6 +186,55 @@ def test_wait_wakes_when_the_stack_settles_not_when_its_run_ends(engine, stack_n
         assert flushing.wait(30)
     finally:
         release.set()
+
+
+def test_a_waiter_gets_the_stack_as_its_settle_wrote_it(engine, stack_name, monkeypatch):
+    """A stack settled by this process is handed to its waiters as the
+    settling write returned it: no read of the stack after the wake-up
+    (MariaDB's write returns no row; its waiters read it)."""
+    hold = _hold(engine)
+    hold.runs_in_process = True  # the test runs the traversal itself
+    engine.create_stack(stack_name, TEMPLATE)
+    stack_id, traversal_id, action = hold.held[-1]
+    settled = threading.Event()
+    changed = engine.db._changed
+
+    def settling(stack_id, action, status, stack=None):
+        if status != "IN_PROGRESS":
+            settled.set()
+        changed(stack_id, action, status, stack)
+
+    monkeypatch.setattr(engine.db, "_changed", settling)
+    # Its periodic look (for stacks settled elsewhere) could fall after the
+    # settle: only notifications wake it here.
+    engine._settled = _NotifiedOnly(engine._settled)
+    reads = []  # the waiter's, and whether the stack had settled then
+
+    def on_statement(conn, cursor, statement, *args):
+        if threading.current_thread() is waiter and "FROM stacks" in statement:
+            reads.append(settled.is_set())
+
+    result = []
+    waiter = threading.Thread(target=lambda: result.append(engine.wait(stack_id, 120)))
+    sa.event.listen(engine.db._engine, "before_cursor_execute", on_statement)
+    try:
+        waiter.start()
+        deadline = time.monotonic() + 60
+        while not reads and time.monotonic() < deadline:  # it looked before the run
+            time.sleep(0.01)
+        runner.run_traversal(engine.runtime, engine._backend, stack_id, traversal_id,
+                             action, first_run=True)
+        waiter.join(120)
+    finally:
+        sa.event.remove(engine.db._engine, "before_cursor_execute", on_statement)
+    assert not waiter.is_alive()
+    (stack,) = result
+    assert stack.stack_status == "CREATE_COMPLETE"
+    assert stack == engine.get_stack(stack_id)
+    returns_rows = engine.db._engine.dialect.update_returning
+    assert reads[0] is False
+    assert reads.count(True) == (0 if returns_rows else 1), reads
+    assert not engine._waiting  # the wait's slot is gone with it
 
 
 def test_db_sync_indexes_the_journal_parent_links(db_url):
