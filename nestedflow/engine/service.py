@@ -231,6 +231,7 @@ class Engine:
             return
         self._closed = True
         self._dispatcher.close()
+        self.runtime.pools.close()
         self.events.close()
         self._backend.close()
         self.db.dispose()

@@ -16,7 +16,7 @@ from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
 from nestedflow.flows import engine as tf_engine
-from nestedflow.flows import factories, journal, runtime, workers
+from nestedflow.flows import factories, journal, runtime
 from nestedflow.flows import journal_backend as journal_backends
 
 LOG = logging.getLogger(__name__)
@@ -110,10 +110,10 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
             except Exception as error:  # fenced, or the database went away
                 LOG.info("stack %s traversal %s: journal not flushed: %s", stack_id,
                          traversal_id, error)
-        # Every task has finished once the engine returns; waiting for the
-        # idle pool threads to notice would add up to a second per traversal.
+        # Every task has finished once the engine returns: the next run
+        # may have the pool's threads.
         if executor is not None:
-            executor.shutdown(wait=False)
+            rt.pools.give_back(*executor)
         rt.finished(owner)
         rt.forget(traversal_id)
 
@@ -121,7 +121,8 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
 def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
     """The run's engine, journaling into a flow detail of its own that starts
     from the latest earlier run's progress (none for a first run), and the
-    pool its actions run in; ``stack`` is the row the claim returned."""
+    pool its actions run in with its size (to give back to ``rt.pools``);
+    ``stack`` is the row the claim returned."""
     stack_id, traversal_id = kwargs["stack_id"], kwargs["traversal_id"]
     journal_backend = journal_backends.JournalBackend(
         backend, backend.engine, journal.owner_fence(rt.db, stack_id, traversal_id, owner))
@@ -144,13 +145,18 @@ def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
                                       behind=True)
         waits = sum(1 for node, _ in flow.iter_nodes()
                     if getattr(node, "waits_for_stacks", False))
-        executor = workers.WorkerPool(rt.max_workers, min(waits, rt.max_nested_waits))
-        engine = taskflow.engines.load(flow, flow_detail=detail, backend=journal_backend,
-                                       engine=tf_engine.ENGINE, executor=executor)
+        size = (rt.max_workers, min(waits, rt.max_nested_waits))
+        pool = rt.pools.take(*size)
+        try:
+            engine = taskflow.engines.load(flow, flow_detail=detail, backend=journal_backend,
+                                           engine=tf_engine.ENGINE, executor=pool)
+        except BaseException:
+            rt.pools.give_back(pool, *size)
+            raise
     except BaseException:
         journal_backend.close()
         raise
-    return engine, journal_backend, executor
+    return engine, journal_backend, (pool, *size)
 
 
 def _unsettled_owner(rt, stack_id, traversal_id, owner):

@@ -13,6 +13,7 @@ import threading
 import typing
 
 from nestedflow.db import models
+from nestedflow.flows import workers
 
 _CURRENT = contextvars.ContextVar("nestedflow_runtime")
 _OWNER = contextvars.ContextVar("nestedflow_owner", default=None)
@@ -40,6 +41,8 @@ class Runtime:
     #: run ``owner`` of another process is alive (conductors ask ZooKeeper),
     #: None when it cannot tell; then only the lock's age decides.
     owner_alive: typing.Any = None
+    #: Worker pools kept across runs (:class:`workers.PoolCache`).
+    pools: workers.PoolCache = dataclasses.field(default_factory=workers.PoolCache)
     _stops: dict = dataclasses.field(default_factory=dict)
     _stops_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
     _owners: set = dataclasses.field(default_factory=set)

@@ -58,3 +58,58 @@ def test_at_most_active_actions_run_and_a_waiting_one_frees_its_worker():
 def test_waiting_outside_a_pool_does_nothing():
     with workers.waiting():
         pass
+
+
+def _thread_of(pool):
+    return pool.submit(threading.get_ident).result(TIMEOUT)
+
+
+def test_a_finished_runs_pool_serves_the_next_run_of_its_size():
+    cache = workers.PoolCache(keep=2)
+    try:
+        first = cache.take(2, 1)
+        thread = _thread_of(first)
+        cache.give_back(first, 2, 1)
+        # Same size: the same pool, its thread already started.
+        again = cache.take(2, 1)
+        assert again is first and _thread_of(again) == thread
+        # Another size: a pool of its own.
+        other = cache.take(3, 0)
+        assert other is not first and other._max_workers == 3
+        cache.give_back(again, 2, 1)
+        cache.give_back(other, 3, 0)
+    finally:
+        cache.close()
+    assert not first.alive and not other.alive
+
+
+def test_a_pool_with_an_action_in_flight_is_not_kept():
+    cache = workers.PoolCache()
+    release = threading.Event()
+    try:
+        busy = cache.take(1)
+        future = busy.submit(release.wait, TIMEOUT)
+        cache.give_back(busy, 1)
+        assert not busy.alive  # shut down: its late action must not meet another run's
+        assert cache.take(1) is not busy
+    finally:
+        release.set()
+        cache.close()
+    assert future.result(TIMEOUT) is True
+
+
+def test_idle_pools_are_bounded_in_number_and_time():
+    cache = workers.PoolCache(keep=2)
+    pools = [cache.take(1) for _ in range(3)]
+    for pool in pools:
+        cache.give_back(pool, 1)
+    assert [p.alive for p in pools] == [False, True, True]  # the oldest went
+    stale = workers.PoolCache(idle_for=0)
+    pool = stale.take(1)
+    stale.give_back(pool, 1)
+    assert stale.take(1) is not pool and not pool.alive
+    cache.close()
+    stale.close()
+    late = workers.WorkerPool(1)
+    cache.give_back(late, 1)  # after close: stopped, not kept
+    assert not late.alive and not any(p.alive for p in pools)
