@@ -332,17 +332,23 @@ def test_a_journal_started_behind_lands_with_its_first_flush_or_not_at_all(engin
             backend.close()
 
 
+def _started_behind(db, stack):
+    """A claimed run of the stack's traversal whose journal start (a flow of
+    atoms "a" and "b") is queued, unflushed: (journal, flow detail)."""
+    traversal = db.get_stack(stack.id).current_traversal
+    flow = graph_flow.Flow("start").add(_Noop("a"), _Noop("b"))
+    db.claim_traversal(stack.id, traversal, "c1:1111")
+    run = _journal(db, stack.id, traversal, "c1:1111", flush_interval=60)
+    return run, journal.copy_forward(run, stack.id, None, "run 2", {"run": 2}, flow=flow,
+                                     behind=True)
+
+
 def test_a_flow_detail_saved_while_its_atoms_are_flushed_queues_them_once(engine, stack):
     """The engine saves the flow detail (RUNNING, behind) while the flusher
     writes the run's journal start: the atoms being inserted must not be
     queued for a second insert."""
     db = engine.db
-    traversal = db.get_stack(stack.id).current_traversal
-    flow = graph_flow.Flow("start").add(_Noop("a"), _Noop("b"))
-    db.claim_traversal(stack.id, traversal, "c1:1111")
-    run = _journal(db, stack.id, traversal, "c1:1111", flush_interval=60)
-    detail = journal.copy_forward(run, stack.id, None, "run 2", {"run": 2}, flow=flow,
-                                  behind=True)
+    run, detail = _started_behind(db, stack)
     detail.state = "RUNNING"
     saved = []
 
@@ -378,12 +384,7 @@ def test_states_written_before_a_journal_start_lands_go_into_its_inserts(engine,
     reach before the next flush are written as those rows' inserts, not as
     updates after them."""
     db = engine.db
-    traversal = db.get_stack(stack.id).current_traversal
-    flow = graph_flow.Flow("start").add(_Noop("a"), _Noop("b"))
-    db.claim_traversal(stack.id, traversal, "c1:1111")
-    run = _journal(db, stack.id, traversal, "c1:1111", flush_interval=60)
-    detail = journal.copy_forward(run, stack.id, None, "run 2", {"run": 2}, flow=flow,
-                                  behind=True)
+    run, detail = _started_behind(db, stack)
     atom = next(a for a in detail if a.name == "a")
     with contextlib.closing(run.get_connection()) as conn:
         atom.state = "SUCCESS"
