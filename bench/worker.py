@@ -81,6 +81,7 @@ def run_stack(spec, url, measured):
         template = shapes.template(nodes)
         if params.get("phase") == "delete":
             stack = nf.create(engine, template)
+            nf.quiesce(engine)
             measured(nf.delete, engine, stack)
         else:
             measured(nf.create, engine, template)

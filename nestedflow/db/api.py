@@ -85,6 +85,8 @@ class Database:
         else:
             self._ping_idle_connections(engine, CONF.database.ping_idle_after)
         self._batch_psycopg2_executemany(engine)
+        #: Where a transaction is one statement: see _one_statement_engine.
+        self._single = self._one_statement_engine(engine)
         self._synced = False
         self._sync_lock = threading.Lock()
         self._change_listeners = []
@@ -251,6 +253,39 @@ class Database:
         dialect.supports_sane_multi_rowcount = False
 
     @staticmethod
+    def _one_statement_engine(engine):
+        # psycopg2 opens a transaction with a BEGIN of its own, so a read
+        # or a write that is one statement took three round trips (BEGIN,
+        # the statement, COMMIT or the pool's ROLLBACK), each releasing and
+        # retaking the GIL. Run alone, PostgreSQL commits such a statement
+        # just as durably, in the round trip of the statement itself: every
+        # resource write, the claim, the settle and the ownership checks
+        # are one statement on PostgreSQL. Callers whose transaction holds
+        # several statements keep the plain engine.
+        #
+        # SQLAlchemy switches a pooled connection to autocommit and back by
+        # setting psycopg2's isolation level, and setting READ COMMITTED
+        # explicitly is itself a round trip (SET default_transaction_...).
+        # Going back to the server's default only needs the client-side
+        # autocommit flag cleared; other levels go through as before.
+        dialect = engine.dialect
+        if dialect.name != "postgresql" or dialect.driver != "psycopg2":
+            return engine
+        set_level = dialect.set_isolation_level
+
+        def set_isolation_level(dbapi_connection, level):
+            if level == "AUTOCOMMIT":
+                dbapi_connection.autocommit = True
+            elif (level == dialect.default_isolation_level
+                  and dbapi_connection.isolation_level is None):
+                dbapi_connection.autocommit = False
+            else:
+                set_level(dbapi_connection, level)
+
+        dialect.set_isolation_level = set_isolation_level
+        return engine.execution_options(isolation_level="AUTOCOMMIT")
+
+    @staticmethod
     def _pool_sqlite_connections(engine, size):
         # oslo.db gives a SQLite file NullPool: a new connection, with its
         # connect-time setup, for every transaction -- a third of a small
@@ -399,7 +434,7 @@ class Database:
         return tmpl.id
 
     def get_stack(self, stack_id):
-        with self._engine.connect() as conn:
+        with self._single.connect() as conn:
             found = conn.execute(self._stack_by_id, {"w_id": stack_id}).first()
         if found is None:
             raise exceptions.StackNotFound(stack_id)
@@ -407,7 +442,7 @@ class Database:
 
     def find_stack(self, name_or_id):
         """By id, else by name among stacks not deleted (newest first)."""
-        with self._engine.connect() as conn:
+        with self._single.connect() as conn:
             found = conn.execute(self._stack_by_id, {"w_id": name_or_id}).first()
             if found is None:
                 found = conn.execute(self._stack_by_name, {"w_name": name_or_id}).first()
@@ -513,7 +548,7 @@ class Database:
         cannot return it from the UPDATE).
         """
         params = {"w_id": stack_id, "w_traversal": traversal_id, "v_owner": owner}
-        with self._engine.begin() as conn:
+        with self._single.begin() as conn:
             if self._engine.dialect.update_returning:
                 found = conn.execute(self._claim.returning(*models.Stack.__table__.c),
                                      params).first()
@@ -531,7 +566,7 @@ class Database:
         Core, with the statement built once: every journal flush and every
         wait poll asks this.
         """
-        with self._engine.connect() as conn:
+        with self._single.connect() as conn:
             row = conn.execute(self._ownership, {"w_id": stack_id}).first()
         if row is None:
             raise exceptions.StackNotFound(stack_id)
@@ -572,7 +607,7 @@ class Database:
                  "timestamp": now}
         columns = frozenset(values)
         written = None
-        with self._engine.begin() as conn:
+        with self._single.begin() as conn:
             if self.dialect == "postgresql":
                 params.update({f"e_{key}": value for key, value in event.items()})
                 found = conn.execute(self._settle_statement(columns, owner is not None),
@@ -650,7 +685,7 @@ class Database:
         return self._resource_rows(query, stack_id)
 
     def _resource_rows(self, query, stack_id):
-        with self._engine.connect() as conn:
+        with self._single.connect() as conn:
             return [models.ResourceRow.from_mapping(found._mapping)
                     for found in conn.execute(query, {"w_stack": stack_id})]
 
@@ -801,7 +836,7 @@ class Database:
         ownership = {"w_stack": stack_id, "w_traversal": traversal_id, "w_owner": owner,
                      "free": (bool(owner), cancelled_ok)}
         try:
-            with self._engine.begin() as conn:
+            with self._single.begin() as conn:
                 self._cas_write(conn, row, holder, merged, event, states, ownership)
         except exceptions.ResourceLocked:
             return None
@@ -848,7 +883,7 @@ class Database:
         """
         if release:
             values["engine_id"] = None
-        with self._engine.begin() as conn:
+        with self._single.begin() as conn:
             self._cas_write(conn, row, holder, values, event)
         return _applied(row, values)
 

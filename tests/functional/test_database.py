@@ -254,3 +254,68 @@ def test_a_stack_state_write_returns_the_row_and_lands_with_its_event(engine, st
     assert stack_events() == [*events, ("CHECK", "COMPLETE", "probed",
                                         before.current_traversal)]
     assert db.get_stack(stack.id).atomic_key == after.atomic_key
+
+
+def test_postgresql_runs_one_statement_transactions_without_begin_and_commit(
+        make_engine, pg_url, stack_name):
+    """On PostgreSQL the reads and writes that are one statement (resource
+    writes, the claim, the settle, stack and ownership reads) run in
+    autocommit -- one round trip instead of BEGIN, statement, COMMIT --
+    while transactions of several statements (storing a stack, the
+    journal) keep theirs. A pooled connection goes back to transactional
+    use without a statement of its own: a transaction after it that fails
+    part-way leaves nothing behind."""
+    from nestedflow.conf import CONF
+
+    # One pooled connection: every transaction below takes the same one.
+    CONF.set_override("max_pool_size", 1, group="database")
+    CONF.set_override("max_overflow", 0, group="database")
+    try:
+        engine = make_engine(pg_url, max_workers=1)
+    finally:
+        CONF.clear_override("max_pool_size", group="database")
+        CONF.clear_override("max_overflow", group="database")
+    db = engine.db
+    seen = []
+
+    def on_statement(conn, cursor, statement, parameters, context, executemany):
+        raw = conn.connection.dbapi_connection
+        seen.append((statement.split(None, 2)[:2], raw.autocommit, raw.isolation_level))
+
+    sa.event.listen(db._engine, "before_cursor_execute", on_statement)
+    try:
+        template = {"heat_template_version": "2018-08-31",
+                    "resources": {"a": {"type": "OS::Heat::None"},
+                                  "b": {"type": "OS::Heat::None", "depends_on": "a"}}}
+        stack = engine.wait(engine.create_stack(stack_name, template).id, timeout=60)
+        engine._dispatcher.join()
+    finally:
+        sa.event.remove(db._engine, "before_cursor_execute", on_statement)
+    assert stack.status == "COMPLETE"
+    autocommit = [words for words, auto, _ in seen if auto]
+    transactional = [words for words, auto, _ in seen if not auto]
+    # Each resource's write with its events, and the settle: CTEs.
+    assert autocommit.count(["WITH", "written"]) == 3
+    assert ["UPDATE", "stacks"] in autocommit  # the claim
+    assert ["SELECT", "stacks.current_traversal,"] in autocommit  # ownership
+    assert ["INSERT", "INTO"] not in autocommit
+    assert {"INSERT INTO"} == {" ".join(words) for words in transactional
+                               if words[0] == "INSERT"}
+    assert ["INSERT", "INTO"] in transactional  # the stack, its template, the journal
+    # Nothing ever set an explicit isolation level (that would be a SET
+    # statement of its own): back from autocommit is the server's default.
+    assert {level for _, _, level in seen} == {None}
+
+    templates = sa.select(sa.func.count()).select_from(models.RawTemplate.__table__)
+    with db._engine.connect() as conn:
+        before = conn.execute(templates).scalar()
+    db.get_stack(stack.id)  # the pool's one connection, in autocommit
+    with pytest.raises(db_exc.DBError):
+        db.create_stack({"id": "not-stored", "name": "not-stored", "action": "CREATE",
+                         "status": "IN_PROGRESS", "current_traversal": "t"},
+                        {"template": {}, "files": {}, "environment": {}, "parameters": {}},
+                        [{"name": None, "type": "OS::Heat::None", "requires": []}])
+    with pytest.raises(exceptions.StackNotFound):
+        db.get_stack("not-stored")
+    with db._engine.connect() as conn:
+        assert conn.execute(templates).scalar() == before
