@@ -19,12 +19,16 @@ COMPILE_SCALING = 4.5
 DAG_SLACK = (1.10, 0.5)
 GROUP_SPEEDUP = 3.0
 RSS_LIMIT_MB = 1024.0
+#: Validation must stay linear: twice the resources, at most this much more time.
+VALIDATE_SCALING = 2.5
+PREVIEW_1000_S = 0.5
+UPDATE_RATE = 300.0
 
 
 @dataclasses.dataclass(frozen=True)
 class Case:
     name: str
-    kind: str  # worker entry point: stack | compile | group | nested
+    kind: str  # worker entry point: stack | compile | group | nested | validate
     description: str
     variants: tuple  # full-size params dicts
     quick: tuple  # --quick params dicts
@@ -62,6 +66,17 @@ CASES = (
          ({"children": 100, "per_child": 100, "n": 10000},),
          ({"children": 5, "per_child": 10, "n": 50},),
          dbs="server", stock=False, heavy=10000),
+    Case("validate", "validate",
+         "Engine.validate_template: TripleO's nova-compute template (real), and N "
+         "resources with conditions, yaql, if and string functions",
+         ({"shape": "real", "n": 5}, *_sized("conditional", (500, 1000))),
+         ({"shape": "real", "n": 5}, *_sized("conditional", (100, 200))),
+         dbs="sqlite", stock=False),
+    Case("preview", "preview", "Engine.preview_stack of N independent OS::Heat::None",
+         ({"n": 1000},), ({"n": 50},), stock=False),
+    Case("update-mixed", "update",
+         "update of N TestResources: half in place, a quarter replaced, a quarter unchanged",
+         ({"n": 1000},), ({"n": 40},)),
 )
 
 BY_NAME = {case.name: case for case in CASES}
@@ -73,6 +88,8 @@ def label(case, params):
                 f"c={params['conductors']}")
     if case.kind == "nested":
         return f"{params['children']}x{params['per_child']}"
+    if case.kind == "validate" and params["shape"] == "real":
+        return f"real ({params['n']})"
     return str(params["n"])
 
 
@@ -146,10 +163,42 @@ def targets(row, rows):
             speedup = single["median_s"] / median
         out.append(_check(f">= {GROUP_SPEEDUP:.0f}x faster than 1 conductor", speedup,
                           lambda v: v >= GROUP_SPEEDUP))
+    if case.kind == "preview" and n == 1000:
+        out.append(_check(f"< {PREVIEW_1000_S} s", median, lambda v: v < PREVIEW_1000_S))
+    if case.kind == "update" and n == 1000:
+        out.append(_check(f">= {UPDATE_RATE:.0f} res/s", row.get("rate"),
+                          lambda v: v >= UPDATE_RATE))
     if case.kind == "nested":
         out.append(_check(f"peak RSS/process <= {RSS_LIMIT_MB:.0f} MB", row.get("peak_rss_mb"),
                           lambda v: v <= RSS_LIMIT_MB))
+    if case.kind == "validate":
+        out.extend(_validate_targets(case, row, rows, db, n, median))
     return out
+
+
+def _validate_targets(case, row, rows, db, n, median):
+    """Templates/s, next to the flat-create rate; linear scaling in N."""
+    if median:
+        flat = next((r for r in rows if r["case"] == "flat-create" and r["db"] == db
+                     and r.get("rate")), None)
+        note = f"{1.0 / median:.1f} templates/s, {median / n * 1000.0:.2f} ms/res validated"
+        if flat is not None:
+            note += (f"; flat-create {flat['label']} on {db}: {flat['rate']:.0f} res/s "
+                     f"({1000.0 / flat['rate']:.2f} ms/res created)")
+        row["note"] = note
+    if row["params"]["shape"] != "conditional" or n % 2:
+        return []
+    half = next((r for r in rows if r["case"] == case.name and r["db"] == db
+                 and r["params"].get("shape") == "conditional"
+                 and r["params"]["n"] == n // 2), None)
+    if half is None:
+        return []
+    ratio = median / half["median_s"] if median and half.get("median_s") else None
+    if ratio is not None:
+        row["scaling"] = ratio
+    text = f"<= {VALIDATE_SCALING}x the n={n // 2} time" + (
+        "" if ratio is None else f" (is {ratio:.2f}x)")
+    return [_check(text, ratio, lambda v: v <= VALIDATE_SCALING)]
 
 
 def _find(rows, case_name, db, n):

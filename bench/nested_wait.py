@@ -68,10 +68,22 @@ def latencies(engine, stacks):
     return results
 
 
+class _EngineWaitingWith(nestedflow.Engine):
+    """An engine whose nested-stack waits go through ``waits``."""
+
+    def __init__(self, *args, waits, **kwargs):
+        self._waits = waits
+        super().__init__(*args, **kwargs)
+
+    def _make_runtime(self, **fields):
+        return super()._make_runtime(**{**fields, "events": self._waits})
+
+
 def run(db_url, count, waits=None, transport_url=None):
-    engine = nestedflow.Engine(db_url=db_url, transport_url=transport_url)
-    if waits is not None:
-        engine.runtime.events = waits
+    if waits is None:
+        engine = nestedflow.Engine(db_url=db_url, transport_url=transport_url)
+    else:
+        engine = _EngineWaitingWith(db_url=db_url, transport_url=transport_url, waits=waits)
     template = {"heat_template_version": "2018-08-31",
                 "resources": {"child": {"type": "OS::Heat::Stack",
                                         "properties": {"template": CHILD}}}}

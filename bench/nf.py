@@ -20,7 +20,7 @@ from bench import shapes
 
 WAIT_TIMEOUT = 3600
 #: Conductors tell a parent stack its children finished over oslo.messaging;
-#: between processes that needs a real broker (DESIGN.md section 4).
+#: between processes that needs a real broker (doc/source/conductors.rst).
 TRANSPORT_URL = os.environ.get("NESTEDFLOW_BENCH_TRANSPORT_URL",
                                "rabbit://guest:guest@127.0.0.1:5672/")
 
@@ -82,6 +82,11 @@ def quiesce(engine):
 def create(engine, template, files=None):
     stack = engine.create_stack(_name("bench"), template, files=files)
     return settle(engine, stack, "CREATE_COMPLETE")
+
+
+def update(engine, stack, template):
+    engine.update_stack(stack.id, template)
+    return settle(engine, stack, "UPDATE_COMPLETE")
 
 
 def delete(engine, stack):

@@ -141,3 +141,20 @@ def nested_templates(children, resources_per_child):
         "resources": {f"c{i}": {"type": "child.yaml"} for i in range(children)},
     }
     return parent, {"child.yaml": yaml.safe_dump(child)}
+
+
+def update_templates(n):
+    """(old, new) templates of ``n`` independent TestResources for a mixed
+    update: half updated in place (a new value), a quarter replaced (a new
+    update_replace_value), a quarter unchanged."""
+    def resources(version):
+        out = {}
+        for i in range(n):
+            kind = i % 4
+            value = f"v{version}" if kind in (0, 1) else "v0"
+            replace = str(version) if kind == 2 else "0"
+            out[f"r{i}"] = {"type": "OS::Heat::TestResource",
+                            "properties": {"value": value, "update_replace_value": replace}}
+        return {"heat_template_version": HOT_VERSION, "resources": out}
+
+    return resources(0), resources(1)

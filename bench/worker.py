@@ -153,11 +153,80 @@ def run_nested(spec, url, measured):
         engine.close()
 
 
+def run_validate(spec, url, measured):
+    """Engine.validate_template of the case's template (nothing is stored)."""
+    from bench import nf, validation
+
+    params = spec["params"]
+    nf.configure(params["n"])
+    engine = nf.make_engine(url, spec["workers"])
+    try:
+        if not hasattr(engine, "validate_template"):
+            raise nf.NotAvailable("this nestedflow has no Engine.validate_template")
+        if params["shape"] == "real":
+            template, files, environment, parameters, _ = validation.real(
+                set(engine.registry.names()))
+        else:
+            template, files, environment, parameters = (
+                validation.generated(params["n"]), None, None, None)
+        # First call: lazy imports, plugin scan, yaql's parser.
+        engine.validate_template(template, files=files, environment=environment,
+                                 parameters=parameters)
+        measured(engine.validate_template, template, files=files, environment=environment,
+                 parameters=parameters)
+    finally:
+        engine.close()
+
+
+def run_preview(spec, url, measured):
+    """Engine.preview_stack of a flat stack of N resources (nothing is stored)."""
+    from bench import nf, shapes
+
+    nodes = shapes.build("flat", spec["params"]["n"])
+    nf.configure(len(nodes))
+    engine = nf.make_engine(url, spec["workers"])
+    try:
+        nf.warm_up(engine)
+        measured(engine.preview_stack, nf._name("preview"), shapes.template(nodes))
+    finally:
+        engine.close()
+
+
+def run_update(spec, url, measured):
+    """An update of N TestResources: half in place, a quarter replaced, a
+    quarter unchanged. Stock TaskFlow's baseline runs the same number of
+    tasks once (it has no update: a traversal of the new graph)."""
+    from bench import nf, shapes, stock
+
+    n = spec["params"]["n"]
+    if spec["impl"] == "stock":
+        backend = stock.backend_for(url)
+        try:
+            stock.run(shapes.flat(5), backend, spec["workers"])
+            measured(stock.run, shapes.flat(n), backend, spec["workers"])
+        finally:
+            backend.close()
+        return
+    old, new = shapes.update_templates(n)
+    nf.configure(n)
+    engine = nf.make_engine(url, spec["workers"])
+    try:
+        nf.warm_up(engine)
+        stack = nf.create(engine, old)
+        nf.quiesce(engine)
+        measured(nf.update, engine, stack, new)
+    finally:
+        engine.close()
+
+
 KINDS = {
+    "preview": run_preview,
+    "update": run_update,
     "stack": run_stack,
     "compile": run_compile,
     "group": run_group,
     "nested": run_nested,
+    "validate": run_validate,
 }
 
 

@@ -1,6 +1,6 @@
 """nestedflow: Heat-style stacks compiled to OpenStack TaskFlow graph flows.
 
-The public surface (DESIGN.md section 3)::
+The public surface (doc/source/user-guide.rst, "Python API")::
 
     engine = nestedflow.Engine(db_url=None, jobboard_url=None, transport_url=None)
     stack = engine.create_stack(name, template, ...)
@@ -14,7 +14,30 @@ import warnings
 warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
 
 from nestedflow import exceptions  # noqa: E402
-from nestedflow.engine.service import Engine  # noqa: E402
-from nestedflow.engine.views import Event, Resource, Stack  # noqa: E402
 
 __all__ = ["Engine", "Event", "Resource", "Stack", "exceptions"]
+
+# Imported on first use (PEP 562): the engine pulls in TaskFlow, SQLAlchemy
+# and oslo.messaging, which a command line answering ``--help`` or a
+# conductor listing never needs.
+_LAZY = {
+    "Engine": "nestedflow.engine.service",
+    "Event": "nestedflow.engine.views",
+    "Resource": "nestedflow.engine.views",
+    "Stack": "nestedflow.engine.views",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nestedflow' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -11,14 +11,29 @@ The hierarchy::
      |    +-- UnknownResourceType
      |    +-- DependencyCycle
      +-- ActionNotAllowed               e.g. delete of a stack already deleted
+     +-- NotSupported                   e.g. an update changing external_id
      +-- ResourceFailure                a resource action failed (names the resource)
      +-- UpdateReplace                  raised by a plugin: replace instead of update
      +-- OwnershipLost                  this traversal no longer owns the work
      |    +-- TraversalSuperseded       a newer traversal took over the stack
      |    +-- ResourceLocked            another traversal holds the resource
+     |    +-- Fenced                    a journal write by a run fenced off
      +-- PhysicalObjectMissing          check found the physical object gone
+     +-- DummyFailed                    OS::Heat::Dummy's fail_prop asked it to fail
+     +-- CheckFailed                    a pre- or post-check of a resource action failed
+     +-- CheckError                     raised by a check plugin: this attempt did not pass
      +-- FlowFactoryNotAllowed          a job names a factory outside the allow-list
      +-- WaitTimeout                    Engine.wait gave up
+     +-- StackTimedOut                  a create or update ran past its timeout
+     +-- Cancelled                      the user cancelled the traversal
+     +-- NestedStackFailed              a nested stack failed (its path and reason)
+     +-- ConductorNameTaken             a live conductor already uses the name
+     +-- RemoteFailure                  an error crossing RPC (rebuilt on the client)
+     +-- ResourceInError                a Heat-style plugin's object went to an error state
+     +-- EntityNotFound                 a Heat-style plugin's object is gone
+     +-- UnsupportedDependency          TaskFlow or SQLAlchemy lacks a name nestedflow uses
+     +-- AdoptFailed                    a resource could not take its object over
+     +-- SnapshotNotFound               no snapshot of the stack has that id
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -61,11 +76,16 @@ class StackExists(StackValidationFailed):
 
 
 class TemplateSyntaxError(StackValidationFailed):
-    def __init__(self, message, line=None, column=None, path=None):
+    """``source`` names the file (a path or files-map key) when known."""
+
+    def __init__(self, message, line=None, column=None, path=None, source=None):
         self.line = line
         self.column = column
+        self.source = source
         if line is not None:
             message = f"line {line}, column {column}: {message}"
+        if source is not None:
+            message = f"{source}: {message}"
         super().__init__(message, path=path)
 
 
@@ -85,6 +105,15 @@ class DependencyCycle(StackValidationFailed):
 
 class ActionNotAllowed(NestedflowError):
     pass
+
+
+class NotSupported(NestedflowError):
+    """An action the resource cannot do (Heat's NotSupported), e.g. an
+    update that changes ``external_id``."""
+
+    def __init__(self, feature):
+        self.feature = feature
+        super().__init__(f"{feature} is not supported.")
 
 
 class ResourceFailure(NestedflowError):
@@ -138,6 +167,26 @@ class PhysicalObjectMissing(NestedflowError):
         )
 
 
+class DummyFailed(NestedflowError):
+    """``OS::Heat::Dummy`` failed because its ``fail_prop`` is ``"yes"``."""
+
+
+class CheckFailed(NestedflowError):
+    """A pre- or post-check of a resource action failed; names the check."""
+
+    def __init__(self, resource_name, action, phase, check, message):
+        self.resource_name = resource_name
+        self.action = action
+        self.phase = phase
+        self.check = check
+        self.message = message
+        super().__init__(f"{phase}-check {check!r} of {action} failed: {message}")
+
+
+class CheckError(NestedflowError):
+    """Raised by a check plugin's ``run``: the attempt did not pass."""
+
+
 class FlowFactoryNotAllowed(NestedflowError):
     def __init__(self, factory_name):
         self.factory_name = factory_name
@@ -156,3 +205,140 @@ class StackTimedOut(NestedflowError):
         self.action = action
         self.minutes = minutes
         super().__init__(f"Stack {action} timed out after {minutes} minute(s)")
+
+
+class Cancelled(NestedflowError):
+    """The user cancelled the traversal (``Engine.cancel_update``)."""
+
+
+class Fenced(OwnershipLost):
+    """A journal write by a run that no longer owns its traversal.
+
+    Deliberately not TaskFlow's StorageFailure: TaskFlow retries those for
+    15 seconds, while a fenced run must stop at once.
+    """
+
+
+class NestedStackFailed(NestedflowError):
+    """The child stack failed; ``child_reason`` is its status reason."""
+
+    def __init__(self, child_reason, indexed=False):
+        self.child_reason = child_reason
+        self.indexed = indexed
+        super().__init__(child_reason)
+
+    def path_message(self, resource_name):
+        """``resources.parent.resources.child: error`` (Heat's nested error path)."""
+        reason = self.child_reason
+        if reason.startswith("resources."):
+            inner = reason[len("resources."):]
+            if self.indexed:
+                # Group members are named by index: resources[2] as in Heat.
+                index, _, rest = inner.partition(".")
+                index, sep, error = index.partition(": ")
+                inner = f"[{index}]" + (f"{sep}{error}" if sep else f".{rest}")
+                return f"resources.{resource_name}.resources{inner}"
+            return f"resources.{resource_name}.resources.{inner}"
+        return f"resources.{resource_name}: {reason}"
+
+
+class ConductorNameTaken(NestedflowError):
+    """Another live conductor of the jobboard already uses this name."""
+
+
+class UnsupportedDependency(NestedflowError):
+    """An installed TaskFlow or SQLAlchemy lacks a (private) name nestedflow
+    relies on: it is newer or older than the versions nestedflow supports."""
+
+    def __init__(self, name, supported, installed):
+        self.name = name
+        self.supported = supported
+        self.installed = installed
+        super().__init__(f"{installed} has no {name}, which nestedflow relies on; "
+                         f"nestedflow supports {supported}")
+
+
+class RemoteFailure(NestedflowError):
+    """How an error raised by a remote engine crosses oslo.messaging.
+
+    oslo.messaging rebuilds an exception on the client by calling its class
+    with the ``args`` it was raised with, which nestedflow's classes do not
+    accept (they take a stack id, a path... and format the message). The
+    engine service raises this instead -- its arguments are exactly what it
+    is built from -- and :func:`from_remote` turns it back into the original
+    class with the original message and attributes on the client.
+    """
+
+    def __init__(self, class_name, message, attributes=None):
+        self.class_name = class_name
+        self.message = message
+        self.attributes = dict(attributes or {})
+        super().__init__(class_name, message, self.attributes)
+
+    def __str__(self):
+        return f"{self.class_name}: {self.message}"
+
+
+def to_remote(error):
+    """The :class:`RemoteFailure` that carries ``error`` (a NestedflowError)."""
+    attributes = {name: value for name, value in vars(error).items()
+                  if isinstance(value, (str, int, float, bool, type(None), list, dict))}
+    return RemoteFailure(type(error).__name__, str(error), attributes)
+
+
+def from_remote(failure):
+    """The error a :class:`RemoteFailure` carries, as its own class.
+
+    An unknown class name (a newer server) gives a NestedflowError with
+    the message.
+    """
+    cls = globals().get(failure.class_name)
+    if not (isinstance(cls, type) and issubclass(cls, NestedflowError)):
+        cls = NestedflowError
+    # Not cls(...): constructors format their message from their own
+    # arguments; the message is already formatted.
+    error = cls.__new__(cls)
+    Exception.__init__(error, failure.message)
+    error.__dict__.update(failure.attributes)
+    return error
+
+
+class AdoptFailed(NestedflowError):
+    """A resource could not take over the object its adopt data names."""
+
+    def __init__(self, resource_name, reason):
+        self.resource_name = resource_name
+        super().__init__(f"resource {resource_name}: cannot adopt: {reason}")
+
+
+class SnapshotNotFound(NestedflowError):
+    """No snapshot of the stack has that id."""
+
+    def __init__(self, snapshot_id):
+        self.snapshot_id = snapshot_id
+        super().__init__(f"snapshot {snapshot_id} not found")
+
+
+class ResourceInError(NestedflowError):
+    """Heat's (``heat.common.exception``): a Heat-style plugin's cloud object
+    went to an error state."""
+
+    def __init__(self, status_reason="Unknown", resource_status="ERROR"):
+        self.status_reason = status_reason
+        self.resource_status = resource_status
+        super().__init__(f"Went to status {resource_status} due to \"{status_reason}\"")
+
+
+class EntityNotFound(NestedflowError):
+    """Heat's: a Heat-style plugin's cloud object could not be found."""
+
+    def __init__(self, entity="Entity", name="unknown"):
+        self.entity = entity
+        self.name = name
+        super().__init__(f"The {entity} ({name}) could not be found.")
+
+
+class DatabaseUnavailable(NestedflowError):
+    """The state database cannot be used: a malformed URL, a server that does
+    not answer, a missing database or SQLite directory. The message names
+    which, in one line."""

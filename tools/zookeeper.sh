@@ -3,6 +3,8 @@
 #
 #   tools/zookeeper.sh install   # apt-get the Debian package if it is missing
 #   tools/zookeeper.sh start     # idempotent; waits until the server answers imok
+#   tools/zookeeper.sh ensure    # start, installing the package first if needed
+#                                # (what tools/test.sh runs)
 #   tools/zookeeper.sh stop      # stops the server started by this script
 #   tools/zookeeper.sh status    # prints the server's `srvr` output
 #
@@ -13,6 +15,7 @@
 #                                                               (default 127.0.0.1)
 #   NESTEDFLOW_ZK_DIR   conf, data, log and pid files go here   (default /tmp/nestedflow-zk)
 #   NESTEDFLOW_ZK_JAVA_OPTS  extra JVM flags                    (default -Xmx256m)
+#   NESTEDFLOW_ZK_JAR   the server's jar        (default: the Debian package's)
 #
 # Java is started directly rather than through Debian's zkServer.sh because
 # its zkEnv.sh hard-codes /etc/zookeeper and /var/log/zookeeper.
@@ -23,7 +26,7 @@ ZK_BIND="${NESTEDFLOW_ZK_BIND:-127.0.0.1}"
 # Where this script itself talks to the server.
 if [ "$ZK_BIND" = "0.0.0.0" ]; then ZK_HOST=127.0.0.1; else ZK_HOST=$ZK_BIND; fi
 ZK_DIR="${NESTEDFLOW_ZK_DIR:-/tmp/nestedflow-zk}"
-ZK_JAR=/usr/share/java/zookeeper.jar
+ZK_JAR="${NESTEDFLOW_ZK_JAR:-/usr/share/java/zookeeper.jar}"
 CONF_DIR="$ZK_DIR/conf"
 DATA_DIR="$ZK_DIR/data"
 LOG_DIR="$ZK_DIR/log"
@@ -70,10 +73,11 @@ running_pid() {
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then
         "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo "$@"
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        # -n: fail rather than wait at a password prompt nobody sees.
+        sudo -n "$@"
     else
-        die "need root (or sudo) to run: $*"
+        die "ZooKeeper is not installed and installing it needs root: run 'sudo apt-get install zookeeper' (or, as root, tools/zookeeper.sh install) and try again"
     fi
 }
 
@@ -206,6 +210,15 @@ cmd_stop() {
     echo "zookeeper stopped (pid $pid)"
 }
 
+cmd_ensure() {
+    # A server already answering (another checkout's, a system one) will do.
+    if ! is_ok && [ ! -f "$ZK_JAR" ]; then
+        echo "zookeeper.sh: $ZK_JAR not found; installing the Debian zookeeper package" >&2
+        cmd_install
+    fi
+    cmd_start
+}
+
 cmd_status() {
     local out
     out=$(four_letter srvr)
@@ -219,10 +232,11 @@ cmd_status() {
 case "${1:-}" in
     install) cmd_install ;;
     start) cmd_start ;;
+    ensure) cmd_ensure ;;
     stop) cmd_stop ;;
     status) cmd_status ;;
     *)
-        echo "usage: $0 install|start|stop|status" >&2
+        echo "usage: $0 install|start|ensure|stop|status" >&2
         exit 2
         ;;
 esac

@@ -9,7 +9,7 @@
                          [--max-attempts N] [--log-file FILE] [--debug]
 
 Flags override the configuration file (``[engine] jobboard_url``,
-``[database] connection``, ``[engine] transport_url`` and the
+``[database] connection``, oslo.messaging's ``[DEFAULT] transport_url`` and the
 ``[conductor]`` group); the ``NESTEDFLOW_DB_URL``/``NESTEDFLOW_JOBBOARD_URL``
 /``NESTEDFLOW_TRANSPORT_URL`` environment variables sit between the two,
 as for the ``nestedflow`` command. Logging is oslo.log's (``[DEFAULT]
@@ -91,13 +91,10 @@ def _register_logging(conf):
 
 def load_conf(config_files=None):
     """The global CONF with oslo.log's options, loaded from ``config_files``."""
-    from nestedflow.conf import CONF
+    from nestedflow import conf
 
-    _register_logging(CONF)
-    if config_files is None:
-        config_files = [DEFAULT_CONFIG_FILE] if os.path.isfile(DEFAULT_CONFIG_FILE) else []
-    CONF(args=[], project="nestedflow", default_config_files=config_files)
-    return CONF
+    _register_logging(conf.CONF)
+    return conf.load(config_files)
 
 
 def _first(*values):
@@ -109,6 +106,9 @@ def _first(*values):
 
 def apply_arguments(conf, args):
     """Flags (then environment) over the configuration files."""
+    from nestedflow.messaging import transport
+
+    transport.register_opts(conf)  # [DEFAULT] transport_url is oslo.messaging's
     overrides = {
         ("conductor", "name"): args.name,
         ("conductor", "job_slots"): args.job_slots,
@@ -117,8 +117,8 @@ def apply_arguments(conf, args):
         ("conductor", "max_job_attempts"): args.max_attempts,
         ("engine", "jobboard_url"): _first(getattr(args, "jobboard_url", None),
                                            os.environ.get("NESTEDFLOW_JOBBOARD_URL")),
-        ("engine", "transport_url"): _first(getattr(args, "transport_url", None),
-                                            os.environ.get("NESTEDFLOW_TRANSPORT_URL")),
+        (None, "transport_url"): _first(getattr(args, "transport_url", None),
+                                        os.environ.get("NESTEDFLOW_TRANSPORT_URL")),
         ("database", "connection"): _first(getattr(args, "db_url", None),
                                            os.environ.get("NESTEDFLOW_DB_URL")),
         (None, "log_file"): args.log_file,
@@ -144,6 +144,7 @@ def make_conductor(conf):
     """Build the engine and conductor from the loaded configuration."""
     from nestedflow.conductor.service import Conductor
     from nestedflow.engine.service import Engine
+    from nestedflow.messaging import transport
 
     jobboard_url = conf.engine.jobboard_url
     if not jobboard_url:
@@ -153,15 +154,14 @@ def make_conductor(conf):
     if not db_url or db_url.startswith("sqlite"):
         LOG.warning("state database is %s: conductors on other hosts cannot share it; "
                     "use PostgreSQL or MariaDB (--db-url)", db_url or "the default SQLite file")
-    if (conf.engine.transport_url or "fake://").startswith("fake"):
+    transport_url = transport.url(conf)
+    if transport_url.startswith("fake"):
         LOG.warning("transport_url is %s: this conductor hears of no stack settled "
                     "elsewhere, so a parent waiting for a nested stack run by another "
                     "conductor only notices it at the periodic database check; use "
-                    "rabbit://USER:PASS@HOST:5672/ (--transport-url)",
-                    conf.engine.transport_url or "fake://")
+                    "rabbit://USER:PASS@HOST:5672/ (--transport-url)", transport_url)
     c = conf.conductor
-    engine = Engine(db_url=db_url, jobboard_url=jobboard_url,
-                    transport_url=conf.engine.transport_url,
+    engine = Engine(db_url=db_url, jobboard_url=jobboard_url, transport_url=transport_url,
                     max_workers=c.resource_action_workers, engine_id=c.name)
     try:
         return Conductor(engine, c.name, job_slots=c.job_slots,

@@ -5,6 +5,8 @@ notifications so it works the same whether the traversal runs in this
 process's threads or on a conductor elsewhere.
 """
 
+import os
+import sys
 import time
 
 from rich.console import Console
@@ -17,13 +19,28 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from nestedflow import exceptions
+from nestedflow import exceptions, states
+
+# When the stream is not a terminal rich assumes 80 columns and would wrap
+# 36-character ids across lines; piped output is easier to read one row per line.
+_PIPE_WIDTH = 200
 
 POLL_INTERVAL = 0.2
-IN_PROGRESS = "IN_PROGRESS"
-SETTLED = ("COMPLETE", "FAILED")
+IN_PROGRESS = states.IN_PROGRESS
+SETTLED = (states.COMPLETE, states.FAILED)
 # How many in-progress resource names the status line lists before "+N more".
 _MAX_NAMES = 8
+
+
+def make_console(stream=None):
+    """A rich console for ``stream`` (stderr by default) sized for pipes too."""
+    if stream is None:
+        stream = sys.stderr
+    width = None
+    isatty = getattr(stream, "isatty", None)
+    if not (isatty and isatty()) and "COLUMNS" not in os.environ:
+        width = _PIPE_WIDTH
+    return Console(file=stream, width=width, highlight=False, soft_wrap=False)
 
 
 def count_settled(resources, action):
@@ -37,6 +54,30 @@ def count_settled(resources, action):
     settled = sum(1 for r in resources if r.action == action and r.status in SETTLED)
     running = sorted(r.name for r in resources if r.status == IN_PROGRESS)
     return settled, len(resources), running
+
+
+def _latest_checks(engine, stack_id):
+    # An RPC client of an older engine has no list_checks: no check line.
+    list_checks = getattr(engine, "list_checks", None)
+    if list_checks is None:
+        return []
+    try:
+        return list_checks(stack_id, latest=True)
+    except exceptions.StackNotFound:
+        return []
+
+
+def checks_line(results):
+    """What the resources' checks say so far: counts, and the failed ones named."""
+    if not results:
+        return ""
+    failed = [r for r in results if r.status == "FAIL"]
+    line = f"checks: {len(results) - len(failed)} passed"
+    if failed:
+        named = ", ".join(f"{r.resource_name} {r.check!r}" for r in failed[:3])
+        more = f" (+{len(failed) - 3} more)" if len(failed) > 3 else ""
+        line += f", {len(failed)} failed: {named}{more}"
+    return line
 
 
 def in_progress_line(names):
@@ -67,7 +108,7 @@ def _get(engine, stack_id, last):
     except exceptions.StackNotFound:
         # A backend that purges deleted stacks: gone is as settled as
         # DELETE_COMPLETE. Anything else vanishing mid-wait is an error.
-        if last is not None and last.action == "DELETE":
+        if last is not None and last.action == states.DELETE:
             return None
         raise
 
@@ -121,7 +162,8 @@ def wait_with_progress(engine, stack_id, console=None, interval=None, sleep=time
             total=total or None,
             state=f"{stack.action}_{stack.status}",
         )
-        display.status_line = in_progress_line(running)
+        lines = [in_progress_line(running), checks_line(_latest_checks(engine, stack.id))]
+        display.status_line = "; ".join(line for line in lines if line)
 
     with display:
         final = poll(engine, stack_id, on_update=on_update, interval=interval, sleep=sleep)

@@ -12,7 +12,7 @@ import logging
 
 from kazoo import exceptions as k_exc
 
-from nestedflow.dispatch import jobboard
+from nestedflow.dispatch import zookeeper as jobboard
 
 
 def _read_json(client, path):

@@ -41,7 +41,7 @@ from oslo_db import exception as db_exc
 from taskflow import exceptions as tf_exc
 from taskflow.jobs import base as jobs_base
 
-from nestedflow import exceptions
+from nestedflow import exceptions, states
 from nestedflow.dispatch import jobboard
 from nestedflow.dispatch.slots import SlotGate
 from nestedflow.flows import runner
@@ -59,20 +59,6 @@ def _transient(error):
     such failures do not use up the job's attempts."""
     return isinstance(error, (db_exc.DBConnectionError, k_exc.ConnectionLoss,
                               k_exc.SessionExpiredError, tf_exc.JobFailure))
-
-
-class ConductorNameTaken(exceptions.NestedflowError):
-    """Another live conductor of the jobboard already uses this name."""
-
-
-class _Slots(SlotGate):
-    """The job slots, reserved by the claim loop before it claims a job."""
-
-    def try_reserve(self):
-        return self._slots.acquire(blocking=False)
-
-    def release_reserved(self):
-        self._slots.release()
 
 
 class _Run:
@@ -136,10 +122,8 @@ class Conductor:
         # The claim owner on the board: unique per process, so a conductor
         # restarted under the same name never mistakes an old claim for its own.
         self.who = f"{name}.{uuid.uuid4().hex[:8]}"
-        self.rt = engine.runtime
-        self.slots = _Slots(job_slots)
-        self.rt.slots = self.slots
-        self.rt.owner_alive = self._owner_alive
+        self.slots = SlotGate(job_slots)
+        self.rt = engine.runtime.with_parts(slots=self.slots, owner_alive=self._owner_alive)
         self.db = engine.db
         self.backend = self.db.taskflow_backend()
         self.client = jobboard.make_client(self.url, session_timeout)
@@ -221,7 +205,7 @@ class Conductor:
                 # The previous holder's session may be longer than ours.
                 deadline = max(deadline, started + float(other.get("session_timeout") or 0) + 2)
                 if time.monotonic() >= deadline:
-                    raise ConductorNameTaken(
+                    raise exceptions.ConductorNameTaken(
                         f"a conductor named {self.name} is already running on "
                         f"{other.get('host')} (pid {other.get('pid')}); give this one "
                         "another name (--name or [conductor] name)") from None
@@ -279,7 +263,7 @@ class Conductor:
         try:
             jobs = self.board.unclaimed_jobs(ensure_fresh=ensure_fresh)
         except tf_exc.JobFailure as error:
-            LOG.warning("cannot read the jobboard: %s", error)
+            LOG.warning("cannot read the jobboard: %s", jobboard.describe(error))
             return 0
         while not (self._stop.is_set() or self._session_lost.is_set()):
             if not self.slots.try_reserve():
@@ -288,7 +272,7 @@ class Conductor:
                 job = next(jobs, None)
             except tf_exc.JobFailure as error:
                 self.slots.release_reserved()
-                LOG.warning("cannot read the jobboard: %s", error)
+                LOG.warning("cannot read the jobboard: %s", jobboard.describe(error))
                 break
             if job is None:
                 self.slots.release_reserved()
@@ -319,7 +303,7 @@ class Conductor:
         except Exception as exc:
             # Never keep a claim we cannot use: hand it back (later).
             LOG.exception("job %s: unexpected error; handing it back", job.uuid)
-            self._abandon(job, refund=_transient(exc), error=f"{type(exc).__name__}: {exc}")
+            self._abandon(job, refund=_transient(exc), error=jobboard.describe(exc))
         finally:
             self.slots.release_reserved()
             with self._lock:
@@ -396,7 +380,7 @@ class Conductor:
                 current, _, cancel, _ = self.db.ownership(run.stack_id)
             except exceptions.StackNotFound:
                 return True
-            return current == run.traversal_id and cancel == "rollback"
+            return current == run.traversal_id and cancel == states.CANCEL_ROLLBACK
 
         while not run.done.is_set():
             try:
@@ -421,7 +405,7 @@ class Conductor:
         if stack.current_traversal != traversal_id:
             return (f"traversal {traversal_id} was superseded by "
                     f"{stack.current_traversal}")
-        if stack.status != "IN_PROGRESS":
+        if stack.status != states.IN_PROGRESS:
             return f"stack already {stack.action}_{stack.status}"
         return None
 
@@ -440,9 +424,12 @@ class Conductor:
         if current != run.traversal_id:
             self._finish(job, f"traversal superseded by {current}")
         elif owner != run.owner:
-            LOG.warning("job %s: run %s was fenced off by run %s; leaving the job to it",
-                        job.uuid, run.owner, owner)
-        elif stack.status != "IN_PROGRESS":
+            # The one line a fenced run logs (its TaskFlow failures are
+            # filtered: flows.log_filters).
+            LOG.warning("stack %s traversal %s: run %s was fenced off; run %s owns it now "
+                        "(job %s), leaving it to that run", run.stack_id, run.traversal_id,
+                        run.owner, owner, job.uuid)
+        elif stack.status != states.IN_PROGRESS:
             self._finish(job, f"stack {stack.action}_{stack.status}")
         elif run.suspend_requested and error is None:
             LOG.info("job %s: suspended stack %s at a safe point; handing it back",
@@ -530,7 +517,7 @@ class Conductor:
         owner = f"{self.name}:{uuid.uuid4().hex[:16]}"
         try:
             self.db.claim_traversal(stack_id, traversal_id, owner)
-            self.db.set_stack_state(stack_id, traversal_id, stack.action, "FAILED", reason,
+            self.db.set_stack_state(stack_id, traversal_id, stack.action, states.FAILED, reason,
                                     owner=owner)
         except exceptions.OwnershipLost:
             pass
@@ -553,7 +540,7 @@ class Conductor:
                 try:
                     self._register(wait=self.session_timeout + 2.0)
                     return
-                except ConductorNameTaken:
+                except exceptions.ConductorNameTaken:
                     raise
                 except Exception as error:
                     LOG.warning("registering again failed: %s", error)
@@ -597,7 +584,7 @@ class Conductor:
         """Leave ZooKeeper (our claims and registration go at once) and the DB."""
         with contextlib.suppress(Exception):
             # A session we end ourselves is not a lost connection to warn about.
-            self.client.remove_listener(self.board._state_change_listener)
+            self.client.remove_listener(self.board.state_change_listener)
             self.board.close()
         with contextlib.suppress(Exception):
             self.client.stop()

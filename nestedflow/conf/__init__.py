@@ -4,13 +4,40 @@ Options live in one module per area; ``list_opts`` feeds
 oslo-config-generator (``oslo-config-generator --namespace nestedflow``).
 """
 
+import os
+
 from oslo_config import cfg
 
-from nestedflow.conf import conductor, database, engine
+from nestedflow.conf import (
+    checks,
+    conductor,
+    constraints,
+    database,
+    dummy,
+    engine,
+    heat_compat,
+    recovery,
+    rpc,
+    yaql,
+)
 
 CONF = cfg.CONF
 
-_AREAS = (engine, database, conductor)
+#: Read when no configuration file is named, if it exists.
+DEFAULT_CONFIG_FILE = "/etc/nestedflow/nestedflow.conf"
+
+_AREAS = (
+    engine,
+    database,
+    conductor,
+    yaql,
+    rpc,
+    dummy,
+    checks,
+    constraints,
+    heat_compat,
+    recovery,
+)
 
 for _area in _AREAS:
     _area.register_opts(CONF)
@@ -21,3 +48,16 @@ def list_opts():
     for area in _AREAS:
         opts.extend(area.list_opts())
     return opts
+
+
+def load(config_files=None):
+    """Load :data:`CONF` from ``config_files`` (None: :data:`DEFAULT_CONFIG_FILE`
+    if it exists) and return it: every command line does this once.
+
+    ``default_config_files`` is explicit so oslo.config does not go looking
+    in ~/.nestedflow or /etc on its own.
+    """
+    if config_files is None:
+        config_files = [DEFAULT_CONFIG_FILE] if os.path.isfile(DEFAULT_CONFIG_FILE) else []
+    CONF(args=[], project="nestedflow", default_config_files=config_files)
+    return CONF

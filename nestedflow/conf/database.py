@@ -16,8 +16,12 @@ def default_url():
     url = os.environ.get("NESTEDFLOW_DB_URL")
     if url:
         return url
-    data_dir = platformdirs.user_data_dir("nestedflow")
-    return "sqlite:///" + os.path.join(data_dir, "nestedflow.sqlite")
+    return "sqlite:///" + os.path.join(default_data_dir(), "nestedflow.sqlite")
+
+
+def default_data_dir():
+    """Where the default SQLite file lives (created on first use)."""
+    return os.path.abspath(platformdirs.user_data_dir("nestedflow"))
 
 
 #: oslo.db's default keeps 5 connections: a conductor's resource actions
@@ -37,6 +41,28 @@ database_opts = [
         "as oslo.db does. A connection in steady use needs no check: a server "
         "going away fails its next statement, and SQLAlchemy then replaces every "
         "pooled connection.",
+    ),
+    cfg.FloatOpt(
+        "idle_transaction_timeout",
+        min=0,
+        sample_default="0.4 x [conductor] zookeeper_session_timeout",
+        help="Seconds the database server lets a transaction of nestedflow's sit "
+        "idle before it ends the session, rolling the transaction back "
+        "(PostgreSQL idle_in_transaction_session_timeout, MariaDB/MySQL "
+        "idle_transaction_timeout, rounded up to whole seconds). A process paused "
+        "mid-transaction (SIGSTOP, a frozen VM) then holds no row lock another "
+        "conductor waits on, and commits nothing when it wakes. Keep it below the "
+        "ZooKeeper session timeout; unset follows it. 0 disables the limit.",
+    ),
+    cfg.FloatOpt(
+        "lock_wait_timeout",
+        min=0,
+        sample_default="0.8 x [conductor] zookeeper_session_timeout",
+        help="Seconds a statement of nestedflow's may wait for a row lock before "
+        "the server fails it (PostgreSQL lock_timeout, InnoDB "
+        "innodb_lock_wait_timeout, rounded up). Keep it above "
+        "idle_transaction_timeout and below the ZooKeeper session timeout; unset "
+        "follows the session timeout. 0 disables the limit.",
     ),
 ]
 

@@ -44,6 +44,39 @@ engine_opts = [
         min=0,
         help="Deepest nesting of stacks inside stacks.",
     ),
+    cfg.IntOpt(
+        "max_template_values",
+        default=1000000,
+        min=1,
+        help="Most values (mappings, lists, scalars) a template, environment or "
+        "parameter value may hold once YAML aliases are expanded: a few hundred "
+        "bytes of aliases can stand for billions of values.",
+    ),
+    cfg.IntOpt(
+        "max_template_depth",
+        default=100,
+        min=1,
+        help="Deepest nesting of mappings and lists inside a template, environment "
+        "or parameter value (kept well below Python's recursion limit).",
+    ),
+    cfg.IntOpt(
+        "max_parameters",
+        default=1000,
+        min=0,
+        help="Most parameters one template may declare.",
+    ),
+    cfg.IntOpt(
+        "max_outputs",
+        default=1000,
+        min=0,
+        help="Most outputs one template may declare.",
+    ),
+    cfg.IntOpt(
+        "max_parameter_size",
+        default=524288,
+        min=1,
+        help="Largest value of one parameter, in bytes (as JSON for lists and maps).",
+    ),
     cfg.StrOpt(
         "jobboard_url",
         help="zookeeper://HOST:PORT/ROOT to post traversals as jobs for "
@@ -51,8 +84,11 @@ engine_opts = [
     ),
     cfg.StrOpt(
         "transport_url",
-        default="fake://",
-        help="oslo.messaging transport for stack notifications.",
+        deprecated_for_removal=True,
+        deprecated_reason="oslo.messaging's own [DEFAULT] transport_url is read "
+        "first; this copy is only read when that is unset.",
+        help="oslo.messaging transport for stack notifications (unset: "
+        "[DEFAULT] transport_url, else fake://, in-process only).",
     ),
 ]
 

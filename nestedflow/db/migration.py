@@ -2,23 +2,34 @@
 
 import contextlib
 import os
+import re
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from taskflow.persistence import backends as tf_backends
 
+from nestedflow import exceptions
 from nestedflow.conf import database as db_conf
 
 _MIGRATIONS = os.path.join(os.path.dirname(__file__), "migrations")
+_VERSION_TABLE = "nestedflow_alembic_version"
+_REVISION_LINE = re.compile(r"""^(down_revision|revision)\s*=\s*["']?([^"'\s]+)["']?""",
+                            re.MULTILINE)
 
 
 def normalize_url(url):
     """The URL every component uses: default SQLite file, with a busy timeout."""
     url = url or db_conf.default_url()
-    parsed = sa.engine.make_url(url)
+    try:
+        parsed = sa.engine.make_url(url)
+    except (sa.exc.ArgumentError, ValueError) as error:
+        raise exceptions.DatabaseUnavailable(f"malformed database URL {url!r}: {error}") from None
     if parsed.drivername.startswith("sqlite") and parsed.database not in (None, "", ":memory:"):
-        os.makedirs(os.path.dirname(os.path.abspath(parsed.database)), exist_ok=True)
+        directory = os.path.dirname(os.path.abspath(parsed.database))
+        if directory == db_conf.default_data_dir():
+            os.makedirs(directory, exist_ok=True)  # the default file's home, made on first use
+        elif not os.path.isdir(directory):
+            # A typo in a path must not silently start an empty database.
+            raise exceptions.DatabaseUnavailable(
+                f"cannot use the database {url}: directory {directory} does not exist")
         if "timeout" not in parsed.query:
             # Conductors, the CLI and TaskFlow's own persistence share one
             # file; wait for the writer instead of failing with "locked".
@@ -26,7 +37,62 @@ def normalize_url(url):
     return parsed.render_as_string(hide_password=False)
 
 
+def script_heads():
+    """The head revision(s) of nestedflow's migrations, read from the files.
+
+    Read without alembic: a process that only checks that the database is
+    current (every engine start, every command line run) then never imports it.
+    """
+    revisions, parents = set(), set()
+    versions = os.path.join(_MIGRATIONS, "versions")
+    for name in os.listdir(versions):
+        if not name.endswith(".py") or name.startswith("_"):
+            continue
+        with open(os.path.join(versions, name), encoding="utf-8") as f:
+            found = dict(_REVISION_LINE.findall(f.read()))
+        if "revision" in found:
+            revisions.add(found["revision"])
+            if found.get("down_revision") not in (None, "None"):
+                parents.add(found["down_revision"])
+    return revisions - parents
+
+
+def is_current(engine):
+    """Whether ``engine``'s database already has every migration.
+
+    :func:`db_sync` upgrades nestedflow's tables last, so their version
+    being the head means TaskFlow's tables and the journal indexes are there too.
+    """
+    from oslo_db import exception as db_exc  # oslo.db's engines wrap driver errors
+
+    try:
+        conn = engine.connect()
+    except (sa.exc.DBAPIError, db_exc.DBError) as error:
+        # The first connection of every process: name the cause in one line.
+        raise unavailable(engine.url, error) from error
+    with conn:
+        try:
+            found = set(conn.execute(
+                sa.text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalars())
+        except (sa.exc.DBAPIError, db_exc.DBError):
+            return False  # no schema yet
+    return found == script_heads()
+
+
+def unavailable(url, error):
+    """DatabaseUnavailable for ``error``: the driver's own first line (which
+    names the host, port or database at fault), the URL without its password."""
+    cause = getattr(error, "orig", None) or getattr(error, "inner_exception", None) or error
+    cause = getattr(cause, "orig", None) or cause
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    text = lines[0] if lines else type(cause).__name__
+    shown = url.render_as_string(hide_password=True) if hasattr(url, "render_as_string") else url
+    return exceptions.DatabaseUnavailable(f"cannot use the database {shown}: {text}")
+
+
 def _alembic_config(connection):
+    from alembic.config import Config
+
     cfg = Config(os.path.join(_MIGRATIONS, "alembic.ini"))
     cfg.set_main_option("script_location", _MIGRATIONS)
     cfg.attributes["connection"] = connection
@@ -35,6 +101,9 @@ def _alembic_config(connection):
 
 def db_sync(url=None):
     """Bring nestedflow's tables and TaskFlow's logbook tables up to date."""
+    from alembic import command
+    from taskflow.persistence import backends as tf_backends
+
     url = normalize_url(url)
     engine = sa.create_engine(url)
     try:
@@ -43,17 +112,18 @@ def db_sync(url=None):
             # mode is stored in the file, and cannot change inside a transaction.
             with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
                 conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+        backend = tf_backends.fetch({"connection": url})
+        try:
+            with contextlib.closing(backend.get_connection()) as conn:
+                conn.upgrade()
+        finally:
+            backend.close()
+        _index_journal(url)
+        # Last: its version at the head is what is_current() checks.
         with engine.begin() as conn:
             command.upgrade(_alembic_config(conn), "head")
     finally:
         engine.dispose()
-    backend = tf_backends.fetch({"connection": url})
-    try:
-        with contextlib.closing(backend.get_connection()) as conn:
-            conn.upgrade()
-    finally:
-        backend.close()
-    _index_journal(url)
     return url
 
 
@@ -88,6 +158,8 @@ def _index_journal(url):
 
 def make_revision(message):
     """Developer helper: autogenerate a migration against a scratch SQLite."""
+    from alembic import command
+
     engine = sa.create_engine("sqlite://")
     with engine.begin() as conn:
         cfg = _alembic_config(conn)

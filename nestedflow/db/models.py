@@ -55,6 +55,7 @@ class Stack(Base):
         sa.Index("ix_stacks_name", "name"),
         sa.Index("ix_stacks_parent_id", "parent_id"),
         sa.Index("ix_stacks_root_id", "root_id"),
+        sa.Index("ix_stacks_project_id", "project_id"),
     )
 
     id = sa.Column(sa.String(36), primary_key=True)
@@ -75,6 +76,8 @@ class Stack(Base):
     disable_rollback = sa.Column(sa.Boolean, nullable=False, default=False)
     timeout = sa.Column(sa.Integer)
     outputs = sa.Column(Json)
+    #: Output name -> why its value is None (Heat's output_error).
+    output_errors = sa.Column(Json)
     parent_id = sa.Column(sa.String(36))
     root_id = sa.Column(sa.String(36))
     owner_resource = sa.Column(sa.String(255))
@@ -82,6 +85,13 @@ class Stack(Base):
     created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
     updated_at = sa.Column(Timestamp)
     deleted_at = sa.Column(Timestamp)
+    # Tenancy (nestedflow.engine.tenancy): NULL is the embedded default's
+    # one local project. A nested stack has its parent's.
+    project_id = sa.Column(sa.String(64))
+    user_id = sa.Column(sa.String(64))
+    #: The request context (no token) of the action in progress: what its
+    #: plugins, logs and notifications are given, in whichever process runs it.
+    request_context = sa.Column(Json)
 
 
 class Resource(Base):
@@ -192,3 +202,103 @@ class PhysicalObject(Base):
     created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
     updated_at = sa.Column(Timestamp)
     deleted_at = sa.Column(Timestamp)
+
+
+class CheckResult(Base):
+    """One run of a pre- or post-check of a resource action (nestedflow.checks)."""
+
+    __tablename__ = "check_results"
+    __table_args__ = (sa.Index("ix_check_results_stack_id", "stack_id"),)
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    resource_name = sa.Column(sa.String(255), nullable=False)
+    resource_id = sa.Column(sa.Integer)
+    traversal_id = sa.Column(sa.String(36))
+    action = sa.Column(sa.String(16), nullable=False)
+    #: "pre" or "post".
+    phase = sa.Column(sa.String(8), nullable=False)
+    check_name = sa.Column(sa.String(255), nullable=False)
+    #: The check type (an entry point of nestedflow.checks, or "plugin").
+    type = sa.Column(sa.String(255), nullable=False)
+    #: "PASS" or "FAIL".
+    status = sa.Column(sa.String(8), nullable=False)
+    message = sa.Column(sa.Text, nullable=False, default="")
+    #: Seconds, every attempt included.
+    duration = sa.Column(sa.Float, nullable=False)
+    attempts = sa.Column(sa.Integer, nullable=False, default=1)
+    timestamp = sa.Column(Timestamp, nullable=False, default=utcnow)
+
+
+class TraversalPlan(Base):
+    """What a re-run or a continue traversal acts on (nestedflow.flows.reruns):
+    a job carries only the stack, traversal and action, so a conductor
+    building the flow reads the rest here."""
+
+    __tablename__ = "traversal_plans"
+
+    traversal_id = sa.Column(sa.String(36), primary_key=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    #: "rerun" or "continue".
+    kind = sa.Column(sa.String(16), nullable=False)
+    #: Names of the resources to re-run (the selection already expanded).
+    resources = sa.Column(Json, nullable=False)
+    checks_only = sa.Column(sa.Boolean, nullable=False, default=False)
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+
+
+class StackSnapshot(Base):
+    """A stack snapshot: Heat's snapshot (``stack snapshot create``) with
+    the stack's template, environment, files and each resource's physical
+    id, properties and plugin snapshot data in ``data``."""
+
+    __tablename__ = "stack_snapshots"
+    __table_args__ = (sa.Index("ix_stack_snapshots_stack_id", "stack_id"),)
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    name = sa.Column(sa.String(255))
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=False, default="")
+    data = sa.Column(Json)
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+    updated_at = sa.Column(Timestamp)
+
+
+class StackTag(Base):
+    """One tag of a stack (Heat's ``stack_tag`` table): list filters join it."""
+
+    __tablename__ = "stack_tags"
+    __table_args__ = (sa.Index("ix_stack_tags_stack_id", "stack_id"),
+                      sa.Index("ix_stack_tags_tag", "tag"))
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    tag = sa.Column(sa.String(80), nullable=False)
+
+
+class TraversalRequest(Base):
+    """The request id a traversal was started under (nestedflow.engine.tenancy):
+    each event of the traversal is shown with it. Only traversals started
+    with a request context have one."""
+
+    __tablename__ = "traversal_requests"
+
+    traversal_id = sa.Column(sa.String(36), primary_key=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    request_id = sa.Column(sa.String(64), nullable=False)
+
+class EngineHeartbeat(Base):
+    """A live embedded engine (as Heat's ``service`` table): the runs it
+    owns are named ``<id>@<random>``, so a stack left IN_PROGRESS by an
+    engine whose heartbeat stopped is known to be orphaned."""
+
+    __tablename__ = "engine_heartbeats"
+
+    id = sa.Column(sa.String(64), primary_key=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    pid = sa.Column(sa.Integer, nullable=False)
+    #: Seconds between beats: the engine counts as dead after three missed.
+    report_interval = sa.Column(sa.Float, nullable=False)
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+    updated_at = sa.Column(Timestamp, nullable=False, default=utcnow)

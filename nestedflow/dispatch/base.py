@@ -1,6 +1,19 @@
 """How a traversal gets to whoever runs it."""
 
 import abc
+import importlib.metadata
+import urllib.parse
+
+from nestedflow import exceptions
+
+#: The stevedore entry-point group of the dispatchers, named by the scheme
+#: of the jobboard URL that selects them (as TaskFlow's jobboard backends
+#: and tooz's drivers are): a new backend is an entry point, not an engine
+#: change.
+NAMESPACE = "nestedflow.dispatchers"
+
+#: The dispatcher of an engine with no jobboard URL: traversals run in process.
+IN_PROCESS = "local"
 
 
 class Dispatcher(abc.ABC):
@@ -26,3 +39,29 @@ class Dispatcher(abc.ABC):
     @abc.abstractmethod
     def close(self):
         """Stop accepting work; wait for what this process runs itself."""
+
+    @classmethod
+    def from_url(cls, url, *, runtime, backend):
+        """The dispatcher an engine selects with ``url`` (its scheme names
+        the entry point), running traversals with ``runtime`` and journaling
+        them in ``backend``. Dispatchers made otherwise need not offer it."""
+        raise NotImplementedError(f"{cls.__name__} is not chosen by a URL")
+
+
+def dispatcher_class(url):
+    """The dispatcher class the scheme of ``url`` names (no URL: in process)."""
+    scheme = urllib.parse.urlsplit(url).scheme if url else IN_PROCESS
+    # Imported on first use: a command that only reads stacks starts faster.
+    from stevedore import driver
+
+    def fail(manager, entry_point, error):
+        raise error  # e.g. kazoo missing: the caller says what to install
+
+    try:
+        return driver.DriverManager(NAMESPACE, scheme, invoke_on_load=False,
+                                    on_load_failure_callback=fail).driver
+    except driver.NoMatches:
+        known = sorted(ep.name for ep in importlib.metadata.entry_points(group=NAMESPACE))
+        raise exceptions.NestedflowError(
+            f"jobboard_url {url!r}: no dispatcher for the scheme {scheme!r} "
+            f"(known: {', '.join(known)})") from None

@@ -24,73 +24,48 @@ import contextlib
 import logging
 import threading
 import time
-import urllib.parse
 import uuid
 
-from kazoo import client as kazoo_client
 from kazoo import exceptions as k_exceptions
 from kazoo.protocol import paths as k_paths
-from oslo_serialization import jsonutils
 from taskflow import exceptions as tf_exceptions
-from taskflow.jobs.backends import impl_zookeeper
 from taskflow.persistence import models as tf_models
 
-from nestedflow import exceptions
+from nestedflow import exceptions, states
+from nestedflow.db import heartbeats
 from nestedflow.dispatch import base
-from nestedflow.flows import factories, journal, runner
+from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see below)
+    CONDUCTORS,
+    DEFAULT_ROOT,
+    JOBS,
+    RUNS,
+    SCHEME,
+    TRASH,
+    JobboardURL,
+    describe,
+    make_client,
+    read_job,
+)
+from nestedflow.flows import factories, journal, runner, taskflow_compat
+
+# The ZooKeeper layout (URL, paths, client) lives in dispatch.zookeeper so
+# that listing the board (``nestedflow conductor list``) imports neither
+# TaskFlow nor the engine; it is re-exported here for the rest of the board.
 
 LOG = logging.getLogger(__name__)
 
-SCHEME = "zookeeper"
-DEFAULT_ROOT = "/nestedflow"
-FACTORY = factories.__name__ + ".stack_traversal"
 #: Keys a stack-traversal job's ``kwargs`` must have, and nothing else.
 TRAVERSAL_KWARGS = ("stack_id", "traversal_id", "action")
 
-JOBS = "jobs"
-TRASH = ".trash"
-CONDUCTORS = "conductors"
-RUNS = "runs"
 
-
-class JobboardURL:
-    """A parsed ``zookeeper://hosts/root`` URL."""
-
-    def __init__(self, url):
-        parts = urllib.parse.urlsplit(url or "")
-        if parts.scheme != SCHEME or not parts.netloc:
-            raise exceptions.NestedflowError(
-                f"jobboard URL {url!r}: expected zookeeper://HOST:PORT[,HOST:PORT...]/ROOT")
-        self.hosts = parts.netloc
-        root = parts.path.rstrip("/") or DEFAULT_ROOT
-        if not k_paths.isabs(root) or "//" in root or any(
-                segment in (".", "..") for segment in root.split("/")):
-            raise exceptions.NestedflowError(f"jobboard URL {url!r}: bad root path {root!r}")
-        self.root = root
-        self.url = url
-
-    def path(self, *parts):
-        return k_paths.join(self.root, *parts)
-
-    def __str__(self):
-        return f"{SCHEME}://{self.hosts}{self.root}"
-
-
-def make_client(url, session_timeout=10.0, logger=None):
-    """A kazoo client for the deployment (not started)."""
-    kwargs = {"logger": logger} if logger is not None else {}
-    return kazoo_client.KazooClient(hosts=url.hosts, timeout=float(session_timeout), **kwargs)
-
-
-class Board(impl_zookeeper.ZookeeperJobBoard):
+class Board(taskflow_compat.zookeeper_board_class()):
     """TaskFlow's ZooKeeper board with every folder under the deployment root."""
 
     def __init__(self, name, url, client, persistence=None, emit_notifications=True):
         super().__init__(name, {"path": url.path(JOBS), "check_compatible": True},
                          client=client, persistence=persistence,
                          emit_notifications=emit_notifications)
-        self._trash_path = url.path(TRASH)
-        self._entity_path = url.path(".entities")
+        self.relocate(url.path(TRASH), url.path(".entities"))
 
     def unclaimed_jobs(self, ensure_fresh=False):
         """The jobs not claimed as of one listing of the board, oldest first.
@@ -102,15 +77,16 @@ class Board(impl_zookeeper.ZookeeperJobBoard):
         claim is a lock node beside its job node, so one listing tells them
         all; a job claimed since then fails its claim, as before.
         """
-        jobs = self._fetch_jobs(ensure_fresh=ensure_fresh)
+        jobs = self.fetch_jobs(ensure_fresh=ensure_fresh)
         if not jobs:
             return
         try:
-            names = set(self._client.get_children(self.path))
+            names = set(self.client.get_children(self.path))
         except k_exceptions.NoNodeError:
             return
         except k_exceptions.KazooException as error:
-            raise tf_exceptions.JobFailure(f"cannot list the jobboard: {error}") from error
+            raise tf_exceptions.JobFailure(
+                f"cannot list the jobboard: {describe(error)}") from error
         for job in jobs:
             name = k_paths.basename(job.path)
             if name in names and name + self.LOCK_POSTFIX not in names:
@@ -119,7 +95,7 @@ class Board(impl_zookeeper.ZookeeperJobBoard):
 
 def job_details(stack_id, traversal_id, action, flow_uuid, posted_by):
     return {
-        "factory": FACTORY,
+        "factory": factories.TRAVERSAL,
         "kwargs": {"stack_id": stack_id, "traversal_id": traversal_id, "action": action},
         "flow_uuid": flow_uuid,
         "posted_by": posted_by,
@@ -153,7 +129,7 @@ def post_flow_detail(backend, stack_id, traversal_id, action):
     factory-built flow; each run resumes from the latest detail of it."""
     kwargs = {"stack_id": stack_id, "traversal_id": traversal_id, "action": action}
     detail = tf_models.FlowDetail(f"{action.lower()} {stack_id}", uuid=str(uuid.uuid4()))
-    detail.meta = runner.flow_meta(FACTORY, kwargs, run=0, owner=None)
+    detail.meta = runner.flow_meta(factories.TRAVERSAL, kwargs, run=0, owner=None)
     book = runner.logbook_for(backend, stack_id)
     book.add(detail)
     with contextlib.closing(backend.get_connection()) as conn:
@@ -176,6 +152,10 @@ class JobboardDispatcher(base.Dispatcher):
         self._client = None
         self._board = None
         self._closed = False
+
+    @classmethod
+    def from_url(cls, url, *, runtime, backend):
+        return cls(url, runtime.db, backend, poster=runtime.engine_id)
 
     def _connected_board(self):
         with self._lock:
@@ -208,10 +188,36 @@ class JobboardDispatcher(base.Dispatcher):
             reason = f"Stack {action} could not be posted to {self.url}: {error}"
             LOG.error("stack %s: %s", stack_id, reason)
             with contextlib.suppress(exceptions.NestedflowError):
-                self._db.set_stack_state(stack_id, traversal_id, action, "FAILED", reason)
+                self._db.set_stack_state(stack_id, traversal_id, action, states.FAILED, reason)
             raise exceptions.NestedflowError(reason) from error
         LOG.info("stack %s: posted %s traversal %s as job %s", stack_id, action,
                  traversal_id, job.uuid)
+
+    def repost(self, owner):
+        """Post the jobs of the traversals dead engines stored and perhaps
+        never posted (the outbox: ``Database.unposted_stacks``), taking
+        each over as ``owner`` first so that one engine posts it; a job of
+        the traversal already on the board (the engine died after posting
+        it) is left alone. Returns the ids of the stacks posted again."""
+        reposted = []
+        posted = None  # the board's traversals, read once per pass if needed
+        for stack_id, traversal_id, action, dead in self._db.unposted_stacks():
+            if not self._db.take_over_unposted(stack_id, traversal_id, dead, owner):
+                continue
+            if posted is None:
+                posted = self._posted_traversals()
+            if traversal_id in posted:
+                continue
+            LOG.warning("stack %s traversal %s: stored by %s, which died before its job "
+                        "was claimed; posting it again", stack_id, traversal_id,
+                        dead.rpartition(heartbeats.SEPARATOR)[0])
+            self.dispatch(stack_id, traversal_id, action)
+            reposted.append(stack_id)
+        return reposted
+
+    def _posted_traversals(self):
+        jobs = self._connected_board().fetch_jobs(ensure_fresh=True)
+        return {(job.details or {}).get("kwargs", {}).get("traversal_id") for job in jobs}
 
     def add_done_callback(self, callback):
         """Traversals end in conductors; Engine.wait polls the database."""
@@ -227,17 +233,3 @@ class JobboardDispatcher(base.Dispatcher):
             with contextlib.suppress(Exception):
                 client.stop()
                 client.close()
-
-
-def read_job(client, path):
-    """(data dict, stat) of a job node; (None, None) once it is gone."""
-    from kazoo import exceptions as k_exc
-
-    try:
-        raw, stat = client.get(path)
-    except k_exc.NoNodeError:
-        return None, None
-    try:
-        return jsonutils.loads(raw), stat
-    except ValueError:
-        return {}, stat

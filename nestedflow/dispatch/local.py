@@ -5,6 +5,7 @@ import threading
 from nestedflow import exceptions
 from nestedflow.dispatch import base
 from nestedflow.dispatch.slots import SlotGate
+from nestedflow.engine import recovery
 from nestedflow.flows import runner
 
 #: Traversals one embedded engine runs at once (each has its own workers).
@@ -14,37 +15,59 @@ JOB_SLOTS = 8
 class LocalDispatcher(base.Dispatcher):
     runs_in_process = True
 
-    def __init__(self, runtime, backend, slots=JOB_SLOTS):
-        self._runtime = runtime
+    def __init__(self, runtime, backend, slots=None, engine_id=None):
+        # ``slots``: a job slot count of its own instead of the runtime's.
+        self._runtime = runtime if slots is None else runtime.with_parts(slots=SlotGate(slots))
         self._backend = backend
-        runtime.slots = SlotGate(slots)
+        #: Runs are named ``<engine_id>@<random>`` (engine.recovery): a
+        #: stack whose run's engine stopped beating is known orphaned.
+        self._engine_id = engine_id
+        self._running = set()
         self._threads = set()
         self._lock = threading.Lock()
         self._callbacks = []
         self._closed = False
 
+    @classmethod
+    def from_url(cls, url, *, runtime, backend):
+        return cls(runtime, backend)
+
     def add_done_callback(self, callback):
         self._callbacks.append(callback)
 
     def dispatch(self, stack_id, traversal_id, action):
+        self._start(stack_id, traversal_id, action, first_run=True)
+
+    def resume(self, stack_id, traversal_id, action):
+        """Run a traversal another engine's run left unfinished, from its
+        journal (unless this engine already runs it)."""
+        self._start(stack_id, traversal_id, action, first_run=False)
+
+    def _start(self, stack_id, traversal_id, action, first_run):
         if self._closed:
             raise exceptions.NestedflowError("engine is closed")
         # A thread per traversal, gated by the slots: a waiting parent gives
         # its slot to its children instead of pinning a pool thread.
-        thread = threading.Thread(target=self._run, args=(stack_id, traversal_id, action),
+        thread = threading.Thread(target=self._run,
+                                  args=(stack_id, traversal_id, action, first_run),
                                   name=f"traversal-{traversal_id[:8]}", daemon=True)
         with self._lock:
+            if not first_run and traversal_id in self._running:
+                return
+            self._running.add(traversal_id)
             self._threads.add(thread)
         thread.start()
 
-    def _run(self, stack_id, traversal_id, action):
+    def _run(self, stack_id, traversal_id, action, first_run):
+        owner = recovery.run_owner(self._engine_id) if self._engine_id else None
         try:
             with self._runtime.slots.job(traversal_id):
                 runner.run_traversal(self._runtime, self._backend, stack_id, traversal_id,
-                                     action, first_run=True)
+                                     action, owner=owner, first_run=first_run)
         finally:
             with self._lock:
                 self._threads.discard(threading.current_thread())
+                self._running.discard(traversal_id)
             for callback in self._callbacks:
                 callback()
 

@@ -16,6 +16,15 @@ class SlotGate:
         self._lock = threading.Lock()
         self._waiting = {}
 
+    def try_reserve(self):
+        """Take a slot if one is free now (a conductor's claim loop, before
+        it claims a job); True if taken."""
+        return self._slots.acquire(blocking=False)
+
+    def release_reserved(self):
+        """Give back a slot :meth:`try_reserve` took (the claim failed)."""
+        self._slots.release()
+
     @contextlib.contextmanager
     def job(self, key):
         """Hold a slot while running job ``key``."""

@@ -1,4 +1,7 @@
-"""Read-only views handed to users: Stack, Resource, Event (DESIGN.md section 3)."""
+"""Read-only views handed to users: Stack, Resource, Event.
+
+Part of the public surface (doc/source/user-guide.rst, "Python API").
+"""
 
 import dataclasses
 import datetime
@@ -12,8 +15,25 @@ def _jsonable(value):
 
 @dataclasses.dataclass(frozen=True)
 class _View:
+    #: Fields holding a datetime (ISO 8601 text in to_dict()).
+    _TIMES = frozenset({"created_at", "updated_at", "timestamp"})
+
     def to_dict(self):
         return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data):
+        """The inverse of :meth:`to_dict` (how an RPC client rebuilds a view);
+        fields it does not know (a newer server's) are dropped."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {}
+        for name, value in data.items():
+            if name not in known:
+                continue
+            if name in cls._TIMES and isinstance(value, str):
+                value = datetime.datetime.fromisoformat(value)
+            values[name] = value
+        return cls(**values)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,13 +48,21 @@ class Stack(_View):
     disable_rollback: bool
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
+    #: The project it belongs to (None: the embedded default's local project).
+    project_id: str | None = None
+    #: The stack's tags (Heat's); empty where the caller did not read them.
+    tags: tuple = ()
+    #: Minutes each create and update may take (None: no limit).
+    timeout: int | None = None
+    #: Output name -> why its value is None (Heat's ``output_error``).
+    output_errors: dict | None = None
 
     @property
     def stack_status(self):
         return f"{self.action}_{self.status}"
 
     @classmethod
-    def from_row(cls, row):
+    def from_row(cls, row, tags=()):
         return cls(
             id=row.id,
             name=row.name,
@@ -46,6 +74,10 @@ class Stack(_View):
             disable_rollback=row.disable_rollback,
             created_at=row.created_at,
             updated_at=row.updated_at,
+            project_id=row.project_id,
+            tags=tuple(tags or ()),
+            timeout=row.timeout,
+            output_errors=dict(getattr(row, "output_errors", None) or {}),
         )
 
 
@@ -90,10 +122,14 @@ class Event(_View):
     physical_id: str | None
     engine_id: str | None
     stack_name: str | None = None
+    #: The request id of the action (traversal) the event belongs to, when
+    #: it was started with a request context.
+    request_id: str | None = None
 
     @classmethod
-    def from_row(cls, row, stack_name):
+    def from_row(cls, row, stack_name, request_id=None):
         return cls(
+            request_id=request_id,
             stack_name=stack_name,
             id=row.id,
             timestamp=row.timestamp,

@@ -43,31 +43,27 @@ And it guards its storage with a plain reentrant lock
 pure-Python bookkeeping was a fifth of a small traversal's engine time.
 
 The engine is registered in TaskFlow's own ``taskflow.engines`` entry-point
-namespace as :data:`ENGINE` and loaded by name like TaskFlow's engines.
+namespace as :data:`ENGINE` and loaded by name like TaskFlow's engines. The
+TaskFlow hooks it overrides are TaskFlow's private ones, reached only
+through :mod:`nestedflow.flows.taskflow_compat`.
 """
 
 import collections
 import functools
 import threading
 
-from taskflow import flow as tf_flow
 from taskflow import states
-from taskflow import task as tf_task
 from taskflow.engines.action_engine import (
     builder,
     compiler,
     deciders,
-    engine,
-    runtime,
-    scopes,
-    selector,
     traversal,
 )
 from taskflow.types import graph as gr
 from taskflow.types import tree as tr
 from taskflow.utils import misc
 
-from nestedflow.flows import collector, journal_backend
+from nestedflow.flows import collector, journal_backend, taskflow_compat
 
 #: The entry-point name of :class:`ParallelEngine` (setup.cfg).
 ENGINE = "nestedflow-parallel"
@@ -104,7 +100,7 @@ class IndexedNode(tr.Node):
         return super().find(item, only_direct=only_direct, include_self=include_self)
 
 
-class LinearFlowCompiler(compiler.FlowCompiler):
+class LinearFlowCompiler(taskflow_compat.FlowCompiler):
     """``FlowCompiler`` with the children's graphs merged in place.
 
     The edges it adds are the stock compiler's: the flow's own links, the
@@ -120,8 +116,7 @@ class LinearFlowCompiler(compiler.FlowCompiler):
         tree_node = IndexedNode(flow, kind=compiler.FLOW, noop=True)
         if parent is not None:
             parent.add(tree_node)
-        decomposed = {child: self._deep_compiler_func(child, parent=tree_node)[0]
-                      for child in flow}
+        decomposed = {child: self.compile_child(child, tree_node) for child in flow}
         for child_graph in decomposed.values():
             overlaps = sum(1 for node in child_graph.nodes if node in graph)
             if overlaps:
@@ -154,15 +149,11 @@ def _link(graph, sources, targets, attr_dict):
                 graph.add_edge(u, v)
 
 
-class PatternCompiler(compiler.PatternCompiler):
+class PatternCompiler(taskflow_compat.PatternCompiler):
     """The stock pattern compiler using :class:`LinearFlowCompiler`."""
 
     def __init__(self, root, freeze=True):
-        super().__init__(root, freeze=freeze)
-        self._matchers = [
-            (tf_flow.Flow, LinearFlowCompiler(self._compile)),
-            (tf_task.Task, compiler.TaskCompiler()),
-        ]
+        super().__init__(root, LinearFlowCompiler, freeze=freeze)
 
 
 class CompletionWaiter:
@@ -252,7 +243,7 @@ def _wanted(atom):
     return names
 
 
-class ScopeWalker(scopes.ScopeWalker):
+class ScopeWalker(taskflow_compat.ScopeWalker):
     """TaskFlow's scopes of an atom, found from its predecessors, narrowed
     to the atoms that provide a name it looks up.
 
@@ -292,10 +283,10 @@ class ScopeWalker(scopes.ScopeWalker):
 
     def _levels(self):
         index = self._index
-        predecessors = {p for name in _wanted(self._atom) for p in index.providers.get(name, ())
-                        if p is not self._atom and index.precedes(p, self._atom)}
-        last = self._node
-        for parent in self._node.path_iter(include_self=False):
+        predecessors = {p for name in _wanted(self.atom) for p in index.providers.get(name, ())
+                        if p is not self.atom and index.precedes(p, self.atom)}
+        last = self.node
+        for parent in self.node.path_iter(include_self=False):
             if not predecessors:
                 break
             last_idx = self._position(parent, last.item)
@@ -327,14 +318,14 @@ class ScopeWalker(scopes.ScopeWalker):
         self.prime()
         for visible, names in self._scopes:
             # A copy, as the stock walker gives: callers may keep or change it.
-            yield list(names if self._names_only else visible)
+            yield list(names if self.names_only else visible)
 
 
 _DONE_STATES = (states.SUCCESS, states.IGNORE)
 _DONE_INTENTIONS = (states.EXECUTE, states.IGNORE)
 
 
-class Selector(selector.Selector):
+class Selector(taskflow_compat.Selector):
     """TaskFlow's selector of the atoms to execute next, without its
     quadratic searches.
 
@@ -372,14 +363,14 @@ class Selector(selector.Selector):
         self._generation += 1
 
     def _done(self, name):
-        state, intention = self._storage.get_atoms_states([name])[name]
+        state, intention = self.storage.get_atoms_states([name])[name]
         return state in _DONE_STATES and intention in _DONE_INTENTIONS
 
-    def _browse_atoms_for_execute(self, atom=None):
+    def browse_atoms_for_execute(self, atom=None):
         if atom is None:
-            yield from super()._browse_atoms_for_execute()
+            yield from super().browse_atoms_for_execute()
             return
-        graph = self._execution_graph
+        graph = self.execution_graph
         queue = collections.deque(graph.successors(atom))
         seen = set()
         while queue:
@@ -388,7 +379,7 @@ class Selector(selector.Selector):
                 continue
             seen.add(node)
             if graph.nodes[node]["kind"] in compiler.ATOMS:
-                ready, late_decider = self._get_maybe_ready_for_execute(node)
+                ready, late_decider = self.maybe_ready_for_execute(node)
                 if ready:
                     yield node, late_decider
                 # Checked after the caller acted on what was yielded: its
@@ -397,10 +388,10 @@ class Selector(selector.Selector):
                     continue
             queue.extend(graph.successors(node))
 
-    def _get_maybe_ready_for_execute(self, atom):
-        storage = self._storage
+    def maybe_ready_for_execute(self, atom):
+        storage = self.storage
         state = storage.get_atom_state(atom.name)
-        if not self._runtime.check_atom_transition(atom, state, states.RUNNING):
+        if not self.runtime.check_atom_transition(atom, state, states.RUNNING):
             return False, None
         if storage.get_atom_intention(atom.name) != states.EXECUTE:
             return False, None
@@ -410,7 +401,7 @@ class Selector(selector.Selector):
         if not ready:
             return False, None
         self._ready_in[atom] = self._generation
-        return True, deciders.IgnoreDecider(atom, self._runtime.fetch_edge_deciders(atom))
+        return True, deciders.IgnoreDecider(atom, self.runtime.fetch_edge_deciders(atom))
 
     def _parents_ready(self, atom):
         """True or False when the parents decide it; None when every
@@ -433,14 +424,14 @@ class Selector(selector.Selector):
     def _nearest_atom_ancestors(self, atom):
         # Through flow nodes only: the first atoms met on each path back.
         return list(traversal.depth_first_iterate(
-            self._execution_graph, atom, traversal.Direction.BACKWARD,
+            self.execution_graph, atom, traversal.Direction.BACKWARD,
             through_retries=False, through_tasks=False))
 
     def _ancestors_done(self, atom):
         ancestors, start = self._waiting_all.pop(atom, (None, 0))
         if ancestors is None:
             ancestors = [node.name for node in traversal.depth_first_iterate(
-                self._execution_graph, atom, traversal.Direction.BACKWARD)]
+                self.execution_graph, atom, traversal.Direction.BACKWARD)]
         for step in range(len(ancestors)):
             index = (start + step) % len(ancestors)
             if not self._done(ancestors[index]):
@@ -449,7 +440,7 @@ class Selector(selector.Selector):
         return True
 
 
-class _Runtime(runtime.Runtime):
+class _Runtime(taskflow_compat.Runtime):
     def reset_atoms(self, atoms, state=states.PENDING, intention=states.EXECUTE):
         if (state, intention) != (states.IGNORE, states.IGNORE):
             # Only ignoring keeps every done atom done.
@@ -468,10 +459,13 @@ class _Runtime(runtime.Runtime):
         """Replace every atom's scope walker with :class:`ScopeWalker`."""
         index = ScopeIndex(self.compilation)
         walkers = {}
-        for metadata in self._atom_cache.values():
-            stock = metadata["scope_walker"]
-            metadata["scope_walker"] = walkers[stock._atom] = ScopeWalker(
-                self.compilation, stock._atom, index, names_only=stock._names_only)
+
+        def fast(atom, names_only):
+            walker = walkers[atom] = ScopeWalker(self.compilation, atom, index,
+                                                 names_only=names_only)
+            return walker
+
+        self.replace_scope_walkers(fast)
         # In topological order: see ScopeIndex.
         for node in index.order:
             if node in walkers:
@@ -501,7 +495,7 @@ class StorageLock:
         return self._lock
 
 
-class ParallelEngine(engine.ParallelActionEngine):
+class ParallelEngine(taskflow_compat.ParallelEngine):
     """TaskFlow's parallel engine, compiling with :class:`PatternCompiler`,
     waiting with :class:`CompletionWaiter`, finding arguments with
     :class:`ScopeWalker` and the next atoms with :class:`Selector`; on a
@@ -509,20 +503,21 @@ class ParallelEngine(engine.ParallelActionEngine):
 
     def __init__(self, flow, flow_detail, backend, options):
         super().__init__(flow, flow_detail, backend, options)
-        self._compiler = PatternCompiler(flow)
+        self.use_compiler(PatternCompiler(flow))
 
     @misc.cachedproperty
     def storage(self):
         store = super().storage
-        store._lock = StorageLock()
-        if isinstance(self._backend, journal_backend.JournalBackend):
-            store.__class__ = journal_backend.JournalStorage
+        taskflow_compat.use_storage_lock(store, StorageLock())
+        if isinstance(self.backend, journal_backend.JournalBackend):
+            taskflow_compat.adopt_storage(store, journal_backend.JournalStorage)
         return store
 
     def run_iter(self, timeout=None):
-        if self._compiled and isinstance(self._runtime, _Runtime):
+        compiled = self.compiled_runtime
+        if isinstance(compiled, _Runtime):
             # Storage may have been changed between runs.
-            self._runtime.selector.invalidate()
+            compiled.selector.invalidate()
         return super().run_iter(timeout=timeout)
 
     def prepare(self):
@@ -538,6 +533,6 @@ class ParallelEngine(engine.ParallelActionEngine):
             super().compile()
             # The stock runtime with only its state machine's waiter
             # replaced; nothing has used its builder yet.
-            if type(self._runtime) is runtime.Runtime:
-                self._runtime.__class__ = _Runtime
-                self._runtime.use_fast_scopes()
+            fast = self.adopt_runtime(_Runtime)
+            if fast is not None:
+                fast.use_fast_scopes()

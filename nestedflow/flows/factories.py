@@ -11,15 +11,25 @@ memory, so a run resumed elsewhere builds the same flow.
 
 from taskflow.patterns import graph_flow
 
-from nestedflow import exceptions
+from nestedflow import exceptions, states
+from nestedflow.db import plans
 from nestedflow.flows import collector, runtime, tasks
-from nestedflow.stacks.definition import StackDefinition
+from nestedflow.flows.scope import TraversalScope
+from nestedflow.flows.tasks import rerun
+from nestedflow.stacks.definition import load_definition
 
-ALLOWED = frozenset({__name__ + ".stack_traversal"})
+#: The dotted name a job stores for :func:`stack_traversal`.
+TRAVERSAL = __name__ + ".stack_traversal"
+
+ALLOWED = frozenset({TRAVERSAL})
 
 #: ROLLBACK is the convergence pass of a rollback whose revert could not
 #: restore the previous template by itself: an update to it.
-ACTIONS = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "ROLLBACK")
+ACTIONS = (states.CREATE, states.UPDATE, states.DELETE, states.SUSPEND, states.RESUME,
+           states.CHECK, states.ROLLBACK, "RERUN", "CONTINUE")
+#: Job actions whose traversal follows a stored plan (nestedflow.db.plans):
+#: the stack action they run as.
+PLANNED = {"RERUN": states.UPDATE, "CONTINUE": states.CREATE}
 
 
 def check_allowed(factory_name):
@@ -43,16 +53,22 @@ def _stack_traversal(stack_id, traversal_id, action, stack):
     rt = runtime.current()
     if stack is None or stack.id != stack_id:
         stack = rt.db.get_stack(stack_id)
+    plan = None
+    if action in PLANNED:
+        plan = plans.get_plan(rt.db, traversal_id)
+        action = states.CHECK if plan.checks_only else PLANNED[action]
     definition = None
-    if action in ("CREATE", "UPDATE", "ROLLBACK"):
-        definition = load_definition(rt, stack, stack.raw_template_id)
-    scope = tasks.TraversalScope(rt, stack, traversal_id, action, definition,
-                                 owner=runtime.current_owner())
+    if action in (states.CREATE, states.UPDATE, states.ROLLBACK):
+        definition = load_definition(rt.db, rt.registry, stack, stack.raw_template_id)
+    scope = TraversalScope(rt, stack, traversal_id, action, definition,
+                           owner=runtime.current_owner())
+    if plan is not None:
+        return _planned_flow(scope, plan, rt.db.list_all_resources(stack_id))
     build = {
-        "CREATE": _create_tasks,
-        "UPDATE": _update_tasks,
-        "ROLLBACK": _update_tasks,
-        "DELETE": _delete_tasks,
+        states.CREATE: _create_tasks,
+        states.UPDATE: _update_tasks,
+        states.ROLLBACK: _update_tasks,
+        states.DELETE: _delete_tasks,
     }.get(action, _action_tasks)
     resource_tasks, final_requires = build(scope, rt.db.list_all_resources(stack_id))
     flow = graph_flow.Flow(f"{action.lower()} {stack.name}")
@@ -66,18 +82,40 @@ def _stack_traversal(stack_id, traversal_id, action, stack):
     return flow
 
 
-def load_definition(rt, stack, template_id):
-    raw = rt.db.get_template(template_id)
-    return StackDefinition.load(
-        raw.template,
-        files=raw.files,
-        environment=raw.environment,
-        params=raw.parameters,
-        registry=rt.registry,
-        stack_id=stack.id,
-        stack_name=stack.name,
-        validate=False,
-    )
+def _planned_flow(scope, plan, rows):
+    """A re-run's or a continue's flow (nestedflow.flows.tasks.rerun)."""
+    scope.plan = plan
+    current = {row.name: row for row in rows if row.current}
+    if plan.kind == "continue":
+        names_by_id = {row.id: row.name for row in current.values()}
+        acting = [rerun.ContinueCreate(scope, row, [names_by_id[i] for i in row.requires
+                                                    if i in names_by_id])
+                  for row in current.values()]
+        final = _symbols(names_by_id.values())
+        last = tasks.CompleteTraversal(scope, final)
+    elif plan.checks_only:
+        acting = [rerun.RecheckResource(scope, current[name]) for name in plan.resources
+                  if name in current]
+        final = [task.provides_symbol for task in acting]
+        last = rerun.CompleteRerun(scope, final)
+    else:
+        dependencies = scope.definition.dependencies()
+        selected = set(plan.resources)
+        acting = [
+            (rerun.RerunResource if name in selected else rerun.KeepResource)(
+                scope, current[name], sorted(dependencies.get(name, ())))
+            for name in scope.definition.resources
+        ]
+        updated = _symbols(scope.definition.resources)
+        # Only what this re-run may have replaced is cleaned up.
+        cleanup = _cleanup_tasks(scope, [], [current[name] for name in sorted(selected)],
+                                 after=updated)
+        acting += cleanup
+        final = updated + [task.provides_symbol for task in cleanup]
+        last = rerun.CompleteRerun(scope, final)
+    flow = graph_flow.Flow(f"{plan.kind} {scope.stack.name}")
+    flow.add(tasks.BeginTraversal(scope), *acting, last)
+    return flow
 
 
 def _symbols(names):
@@ -107,9 +145,12 @@ def _update_tasks(scope, rows):
     updated = _symbols(definition.resources)
     cleanup_rows = [row for row in rows if not row.current or row.name not in definition.resources]
     maybe_replaced = [current[name] for name in definition.resources]
-    cleanup = _cleanup_tasks(scope, cleanup_rows, maybe_replaced, after=updated)
-    final = updated + [task.provides_symbol for task in cleanup]
-    return converge + cleanup, final
+    # One barrier after every converge task: each cleanup task waits for it
+    # alone (n edges, not n x n).
+    barrier = tasks.Converged(scope, updated)
+    cleanup = _cleanup_tasks(scope, cleanup_rows, maybe_replaced, after=[tasks.CONVERGED])
+    final = [*updated, tasks.CONVERGED, *(task.provides_symbol for task in cleanup)]
+    return [*converge, barrier, *cleanup], final
 
 
 def _cleanup_tasks(scope, doomed, maybe_replaced, after=()):
@@ -174,7 +215,7 @@ def _action_tasks(scope, rows):
     present = {row.id for row in rows}
     # Suspend dependents before what they depend on; resume and check the
     # other way round.
-    reverse = scope.action == "SUSPEND"
+    reverse = scope.action == states.SUSPEND
     acting = [
         tasks.ResourceAction(
             scope, row, scope.action,

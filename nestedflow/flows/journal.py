@@ -6,17 +6,17 @@ copies the latest earlier run's detail: TaskFlow then skips what finished,
 re-runs what was in flight (every task is idempotent) and, if that run was
 rolling back, goes on rolling back.
 
-TaskFlow has no fencing (DESIGN.md section 5): a conductor paused past its
+TaskFlow has no fencing (doc/source/conductors.rst, "Crashes, pauses and
+fencing"): a conductor paused past its
 ZooKeeper session keeps running its engine and writing its journal. So
 the journal (:mod:`nestedflow.flows.journal_backend`) checks that the run
 still owns the traversal (``stacks.traversal_owner``, :func:`owner_fence`)
-before it writes; a fenced run's writes never land and its engine fails
-at its next write. The check precedes the write instead of sharing its
-transaction so that a run paused mid-write never holds a row lock the next
-owner needs; a write that passed its check just before the takeover still
-holds what the legitimate owner computed, and lands in that run's own flow
-detail, which the next owner has copied (or will copy) as the latest state
-anyway.
+as the first statement of each of its write transactions, locking the
+stack row until the commit (:mod:`nestedflow.db.fencing`): a fenced run's
+writes never land, not even those of a transaction it opened before a
+pause, and its engine fails at its next write. A run paused mid-write
+holds that lock only until the server ends its idle transaction, sooner
+than another conductor can claim the job.
 """
 
 import contextlib
@@ -29,24 +29,26 @@ from taskflow.persistence import models as tf_models
 from taskflow.utils import misc
 
 from nestedflow import exceptions
-
-
-class Fenced(exceptions.OwnershipLost):
-    """A journal write by a run that no longer owns its traversal.
-
-    Deliberately not TaskFlow's StorageFailure: TaskFlow retries those for
-    15 seconds, while a fenced run must stop at once.
-    """
+from nestedflow.db import fencing
 
 
 def owner_fence(db, stack_id, traversal_id, owner):
-    """A fence that passes while ``owner`` runs the stack's current traversal."""
+    """A fence that passes while ``owner`` runs the stack's current traversal.
 
-    def fence():
-        current, current_owner, _, _ = db.ownership(stack_id)
+    Given the connection of the journal's write transaction, it is that
+    transaction's first statement and holds until its commit
+    (:func:`nestedflow.db.fencing.check_owner`).
+    """
+
+    def fence(conn=None):
+        if conn is not None:
+            current, current_owner = (fencing.locked_ownership(conn, stack_id)
+                                      or (None, None))
+        else:
+            current, current_owner, _, _ = db.ownership(stack_id)
         if current != traversal_id or current_owner != owner:
-            raise Fenced(f"run {owner} of traversal {traversal_id} of stack {stack_id} "
-                         f"was fenced off (now {current}/{current_owner})")
+            raise exceptions.Fenced(f"run {owner} of traversal {traversal_id} of stack "
+                                    f"{stack_id} was fenced off (now {current}/{current_owner})")
 
     return fence
 

@@ -27,9 +27,12 @@ having crashed that much earlier -- resumption then re-runs the tasks that
 finished meanwhile, and every task is idempotent (it finds its resource
 row already done by this traversal and hands the result on).
 
-Fencing (DESIGN.md section 5: TaskFlow has none) is checked before every
-flush instead of before every write: a fenced run's writes never land, and
-from then on every write it attempts raises :class:`journal.Fenced`, which
+Fencing (TaskFlow has none; doc/source/conductors.rst, "Crashes, pauses
+and fencing") is checked by the first
+statement of every flush's transaction, and holds until its commit
+(:mod:`nestedflow.db.fencing`), instead of before every write: a fenced
+run's writes never land, and
+from then on every write it attempts raises :class:`exceptions.Fenced`, which
 stops its engine. The few tasks it may start in between are fenced by the
 resource locks and the stack's owner check like any task.
 """
@@ -41,13 +44,13 @@ import threading
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from taskflow import states
-from taskflow import storage as tf_storage
 from taskflow.persistence import base as tf_base
 from taskflow.persistence import models as tf_models
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
 from nestedflow import exceptions
-from nestedflow.flows import journal
+from nestedflow.db import retrying
+from nestedflow.flows import taskflow_compat
 
 LOG = logging.getLogger(__name__)
 
@@ -126,7 +129,7 @@ class JournalBackend(tf_base.Backend):
 
     ``stock`` is TaskFlow's SQLAlchemy backend on the same database (reads
     go through it); ``engine`` the SQLAlchemy engine it shares; ``fence()``
-    raises :class:`journal.Fenced` once the run no longer owns its traversal.
+    raises :class:`exceptions.Fenced` once the run no longer owns its traversal.
     """
 
     def __init__(self, stock, engine, fence, flush_interval=FLUSH_INTERVAL):
@@ -172,7 +175,7 @@ class JournalBackend(tf_base.Backend):
 
     def _check_fenced(self):
         if self._fenced is not None:
-            raise journal.Fenced(str(self._fenced))
+            raise exceptions.Fenced(str(self._fenced))
 
     def record_atom(self, atom_detail):
         self._check_fenced()
@@ -240,10 +243,7 @@ class JournalBackend(tf_base.Backend):
     def _locked_write(self, write, *args):
         self._check_fenced()
         with self._flush_lock:
-            self._fence_or_raise()
-            self._write_pending_locked()
-            with self._engine.begin() as conn:
-                write(conn, *args)
+            self._write_pending_locked(write, *args)
 
     def flush(self):
         """Write everything pending in one transaction (raises Fenced if fenced)."""
@@ -251,32 +251,39 @@ class JournalBackend(tf_base.Backend):
             if not self._has_pending():
                 self._check_fenced()
                 return
-            self._fence_or_raise()
             self._write_pending_locked()
 
     def _has_pending(self):
         with self._lock:
             return bool(self._pending)
 
-    def _fence_or_raise(self):
+    def _fence_or_raise(self, conn):
+        """The transaction's first statement: the run still owns its
+        traversal, and keeps it until the commit (db.fencing)."""
         self._check_fenced()
         try:
-            self._fence()
-        except journal.Fenced as error:
+            self._fence(conn)
+        except exceptions.Fenced as error:
             self._fenced = error
             with self._lock:
                 dropped, self._pending = len(self._pending), _Pending()
-            LOG.info("journal fenced off; %d pending write(s) dropped: %s", dropped, error)
+            LOG.debug("journal fenced off; %d pending write(s) dropped: %s", dropped, error)
             raise
 
-    def _write_pending_locked(self):
+    # Pending writes are put back when a flush fails, so a flush the
+    # server dropped the connection under is simply run again.
+    @retrying.on_disconnect
+    def _write_pending_locked(self, write=None, *args):
+        """Everything pending, then ``write(conn, *args)``, in one fenced transaction."""
+        self._check_fenced()
         with self._lock:
             pending, self._pending = self._pending, _Pending()
-        if not pending:
+        if not pending and write is None:
             return
         t = self._tables
         try:
             with self._engine.begin() as conn:
+                self._fence_or_raise(conn)
                 for row in pending.books.values():
                     self._insert_book_if_missing(conn, row)
                 if pending.new_flows:
@@ -288,6 +295,10 @@ class JournalBackend(tf_base.Backend):
                     if rows:
                         conn.execute(_UPDATES[table.name],
                                      [dict(row, _uuid=uuid) for uuid, row in rows.items()])
+                if write is not None:
+                    write(conn, *args)
+        except exceptions.Fenced:
+            raise
         except Exception:
             # Keep them for the next flush; newer writes of the same rows win.
             with self._lock:
@@ -302,7 +313,7 @@ class JournalBackend(tf_base.Backend):
             self._dirty.clear()
             try:
                 self.flush()
-            except journal.Fenced:
+            except exceptions.Fenced:
                 return
             except Exception as error:
                 # The engine's next synchronous write (or the run's final
@@ -374,23 +385,23 @@ class JournalBackend(tf_base.Backend):
             return getattr(conn, method)(*args, **kwargs)
 
 
-class JournalStorage(tf_storage.Storage):
+class JournalStorage(taskflow_compat.Storage):
     """TaskFlow's storage unit, minus its retry of every save and the save
     of a progress that reads the same as before.
 
     TaskFlow retries a save for up to 15 s while the backend raises
     StorageFailure. A journal's saves land in memory and never raise it (a
-    fenced run's :class:`journal.Fenced` must stop the run at once, not be
+    fenced run's :class:`exceptions.Fenced` must stop the run at once, not be
     retried), so the retry machinery -- a tenacity call state per save,
     four saves per task -- only cost time: a tenth of the CPU of a flat
     stack's run. The engine swaps it in for runs on a :class:`JournalBackend`.
     """
 
-    def _save_flow_detail(self, conn, original_flow_detail, flow_detail):
+    def save_flow_detail(self, conn, original_flow_detail, flow_detail):
         original_flow_detail.update(conn.update_flow_details(flow_detail))
         return original_flow_detail
 
-    def _save_atom_detail(self, conn, original_atom_detail, atom_detail):
+    def save_atom_detail(self, conn, original_atom_detail, atom_detail):
         original_atom_detail.update(conn.update_atom_details(atom_detail))
         return original_atom_detail
 

@@ -7,24 +7,22 @@ name and arguments (TaskFlow's own resumption data) in a logbook per stack.
 
 import contextlib
 import logging
+import threading
 import uuid
 
 import taskflow.engines
 from taskflow import exceptions as tf_exceptions
-from taskflow import states
+from taskflow import states as tf_states
 from taskflow.persistence import models as tf_models
 
-from nestedflow import exceptions
+from nestedflow import exceptions, states
 from nestedflow.flows import engine as tf_engine
-from nestedflow.flows import factories, journal, runtime
+from nestedflow.flows import factories, journal, log_filters, runtime
 from nestedflow.flows import journal_backend as journal_backends
 
 LOG = logging.getLogger(__name__)
 
-
-#: The dotted name of the factory every traversal's flow comes from (it is
-#: in :data:`factories.ALLOWED`); jobs and flow details record it.
-FACTORY = f"{factories.__name__}.stack_traversal"
+log_filters.install()
 
 
 def logbook_for(backend, stack_id):
@@ -97,7 +95,10 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
         # TaskFlow re-raises the task failures after reverting (the flow has
         # settled the stack then); anything else -- a flow that could not be
         # built -- must not leave the stack IN_PROGRESS for ever.
-        LOG.info("stack %s traversal %s ended: %s", stack_id, traversal_id, error)
+        # A fenced run's end is reported once, by whoever ran it (the
+        # conductor's WARNING names the new owner).
+        LOG.log(logging.DEBUG if isinstance(error, exceptions.OwnershipLost) else logging.INFO,
+                "stack %s traversal %s ended: %s", stack_id, traversal_id, error)
         if resume:
             if _unsettled_owner(rt, stack_id, traversal_id, owner):
                 raise
@@ -108,8 +109,9 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
             try:
                 journal_backend.close()
             except Exception as error:  # fenced, or the database went away
-                LOG.info("stack %s traversal %s: journal not flushed: %s", stack_id,
-                         traversal_id, error)
+                LOG.log(logging.DEBUG if isinstance(error, exceptions.OwnershipLost)
+                        else logging.INFO, "stack %s traversal %s: journal not flushed: %s",
+                        stack_id, traversal_id, error)
         # Every task has finished once the engine returns: the next run
         # may have the pool's threads.
         if executor is not None:
@@ -132,7 +134,7 @@ def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
         previous = (None if first_run
                     else journal.latest_detail(journal_backend, stack_id, traversal_id))
         run = (previous.meta or {}).get("run", 0) + 1 if previous is not None else 1
-        meta = flow_meta(FACTORY, kwargs, run, owner)
+        meta = flow_meta(factories.TRAVERSAL, kwargs, run, owner)
         if previous is not None:
             meta["resumed_from"] = previous.uuid
             if run > 1:
@@ -166,25 +168,40 @@ def _unsettled_owner(rt, stack_id, traversal_id, owner):
     except exceptions.StackNotFound:
         return False
     return (stack.current_traversal == traversal_id and stack.traversal_owner == owner
-            and stack.status == "IN_PROGRESS")
+            and stack.status == states.IN_PROGRESS)
 
 
 def _announce_rollback(rt, engine, stack_id, traversal_id, owner):
+    """Say ROLLBACK_IN_PROGRESS once the first task of a failed create or
+    update with rollback starts reverting.
+
+    TaskFlow 6.5 never moves the flow itself to REVERTING (its flow
+    notifier only hears the final state), so the first task revert is the
+    moment the rollback begins. As Heat's convergence ``Stack.rollback``
+    (heat/engine/stack.py) does, the stack says "Stack ROLLBACK started"
+    with an event while the resources are put back.
+    """
+    announced = threading.Event()
+
     def on_reverting(state, details):
-        stack = rt.db.get_stack(stack_id)
-        if stack.action not in ("CREATE", "UPDATE"):
+        if announced.is_set():
             return
-        rollback = (stack.cancel_requested == "rollback" if stack.cancel_requested
+        announced.set()
+        stack = rt.db.get_stack(stack_id)
+        if stack.action not in (states.CREATE, states.UPDATE) or (
+                stack.status != states.IN_PROGRESS):
+            return
+        rollback = (stack.cancel_requested == states.CANCEL_ROLLBACK if stack.cancel_requested
                     else not stack.disable_rollback)
         if not rollback:
             return
         try:
-            rt.db.set_stack_state(stack_id, traversal_id, "ROLLBACK", "IN_PROGRESS",
-                                  f"Stack {stack.action} failed; rolling back", owner=owner)
+            rt.db.set_stack_state(stack_id, traversal_id, states.ROLLBACK, states.IN_PROGRESS,
+                                  f"Stack {states.ROLLBACK} started", owner=owner)
         except exceptions.OwnershipLost:
             pass
 
-    engine.notifier.register(states.REVERTING, on_reverting)
+    engine.atom_notifier.register(tf_states.REVERTING, on_reverting)
 
 
 def _settle_if_unsettled(rt, stack_id, traversal_id, owner, error):
@@ -192,10 +209,10 @@ def _settle_if_unsettled(rt, stack_id, traversal_id, owner, error):
         stack = rt.db.get_stack(stack_id)
     except exceptions.StackNotFound:
         return
-    if stack.current_traversal != traversal_id or stack.status != "IN_PROGRESS":
+    if stack.current_traversal != traversal_id or stack.status != states.IN_PROGRESS:
         return
     try:
-        rt.db.set_stack_state(stack_id, traversal_id, stack.action, "FAILED", str(error),
+        rt.db.set_stack_state(stack_id, traversal_id, stack.action, states.FAILED, str(error),
                               owner=owner)
     except exceptions.OwnershipLost:
         pass

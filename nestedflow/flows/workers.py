@@ -15,14 +15,15 @@ import contextlib
 import threading
 import time
 
-import futurist
+from nestedflow.flows import parking
 
 _LOCAL = threading.local()
 
 
-class WorkerPool(futurist.ThreadPoolExecutor):
+class WorkerPool(parking.GreenThreadPool):
     """``active`` actions at once, plus ``waits`` threads for actions that
-    only wait (see the module docstring)."""
+    only wait (see the module docstring); an action that :func:`park` s
+    holds neither."""
 
     def __init__(self, active, waits=0):
         super().__init__(max_workers=active + waits)
@@ -71,7 +72,7 @@ class PoolCache:
     """Worker pools of finished runs, handed to the next runs of the same size.
 
     A pool belongs to one run at a time (its gate counts that run's
-    actions), but its threads outlive the run: the futurist pool starts a
+    actions), but its threads outlive the run: the pool starts a
     thread on each of its first ``max_workers`` submissions, on the path of
     a run's first actions -- a small stack's run paid for four thread
     starts. At most :data:`KEEP_IDLE_POOLS` wait here, each at most
@@ -145,3 +146,25 @@ def waiting():
         yield
     finally:
         gate.acquire()
+
+
+def park(seconds):
+    """Give this action's worker *and thread* up for ``seconds``
+    (:mod:`nestedflow.flows.parking`): hundreds of actions can wait between
+    polls at once on a pool of a few threads.
+
+    Outside a :class:`WorkerPool` it sleeps.
+    """
+    gate = getattr(_LOCAL, "gate", None)
+    if gate is None or not parking.can_suspend():
+        time.sleep(seconds)
+        return
+    _LOCAL.gate = None
+    gate.release()
+    try:
+        parking.suspend(seconds)
+    finally:
+        # Back on this thread, possibly after other actions set or cleared
+        # their own gate here: this action holds a worker again.
+        gate.acquire()
+        _LOCAL.gate = gate

@@ -29,7 +29,9 @@ class StackEvents:
         # A private ConfigOpts keeps oslo.messaging's options off the
         # embedding application's global configuration.
         conf = cfg.ConfigOpts()
-        conf([], project="nestedflow")
+        # No files: oslo.config would look for /etc/<program name>.conf --
+        # the host's (a program named "host" read /etc/host.conf).
+        conf([], project="nestedflow", default_config_files=[], default_config_dirs=[])
         self.safety_interval = safety_interval
         self._transport = messaging.get_notification_transport(conf, url=transport_url)
         # fake:// reaches only this object's own listener, which would wake

@@ -44,6 +44,9 @@ class ActionContext:
     #: The resource lock holder of this run ("traversal/owner"), when known:
     #: a fencing token for APIs that take one (see StoredObjectResource).
     holder: str | None = None
+    #: The oslo.context RequestContext of the stack's latest action (None:
+    #: the embedded default), without its tokens; see nestedflow.engine.tenancy.
+    request_context: typing.Any = None
 
     def sleep(self, seconds):
         """Wait, but wake up early and stop when this work is no longer ours."""
@@ -78,6 +81,13 @@ class Resource(abc.ABC):
     side_effects: typing.ClassVar[bool] = True
     #: True when any attribute name is valid (e.g. nested stack outputs).
     dynamic_attributes: typing.ClassVar[bool] = False
+    #: True when :meth:`update` may be run again after it was interrupted
+    #: (the process running it crashed): applying the same properties to
+    #: an object that got part or all of them already leaves it as one
+    #: uninterrupted update would. The engine then resumes an interrupted
+    #: in-place update in place; otherwise (the default, as in Heat) it
+    #: replaces the object, whose state is unknown.
+    update_resumable: typing.ClassVar[bool] = False
 
     def __init__(self, name, properties, context):
         self.name = name
@@ -124,6 +134,57 @@ class Resource(abc.ABC):
     def resume(self):
         """Resume a suspended physical object (idempotent)."""
 
+    def pre_check(self, action):  # noqa: B027 -- optional hook, deliberately empty
+        """Optional: is the system in the state ``action`` needs?
+
+        Called just before ``create``, ``update`` (in place), ``check``,
+        ``suspend`` and ``resume`` (``action`` is CREATE, UPDATE, ...), only
+        if the type overrides it. Raise (any exception, its message saying
+        what is wrong) to fail the resource before the action touches
+        anything; return a short message (or None) when it passed. The
+        result is stored as check ``plugin`` (``Engine.list_checks``).
+        """
+
+    def post_check(self, action):  # noqa: B027 -- optional hook, deliberately empty
+        """Optional: did ``action`` work? Called once it succeeded, only if
+        the type overrides it; raising fails the resource (and rolls back
+        unless rollback is disabled). See :meth:`pre_check`."""
+
+    def handle_adopt(self, resource_data):
+        """Take over an existing physical object instead of creating one.
+
+        ``resource_data`` is the resource's entry of Heat's abandon data
+        (``resource_id``, ``resource_data``, ...). Returns the physical id.
+        The default, as Heat's ``Resource.handle_adopt``, takes the id and
+        the plugin data as they are; a type that can look the object up
+        should check that it exists.
+        """
+        resource_id = (resource_data or {}).get("resource_id")
+        if not resource_id:
+            raise exceptions.AdoptFailed(self.name, "the adopt data has no resource_id")
+        self.context.physical_id = resource_id
+        self.context.data = dict((resource_data or {}).get("resource_data") or {})
+        return resource_id
+
+    def handle_snapshot(self):
+        """What a stack snapshot keeps of this resource besides its physical
+        id, properties and plugin data (Heat's hook of the same name, e.g. a
+        volume backup's id); JSON-serialisable. Nothing by default."""
+        return {}
+
+    @classmethod
+    def handle_restore(cls, properties, snapshot_data):
+        """The properties a restore converges the resource to, from those it
+        had and what :meth:`handle_snapshot` kept (Heat's ``handle_restore``
+        returns a changed definition, e.g. a volume made from its backup).
+        The snapshot's properties by default."""
+        return properties
+
+    # ``handle_snapshot_delete(self)``, optional (Heat's hook): delete under
+    # ``deletion_policy: Snapshot`` -- keep a snapshot of the object where it
+    # lives (a backup), then delete it. Only a type that defines it takes
+    # that policy (Heat's Resource.validate_deletion_policy).
+
     def get_attribute(self, name):
         """Value of attribute ``name`` after the last action (None if unknown)."""
         return None
@@ -135,6 +196,16 @@ class Resource(abc.ABC):
     def stored_data(self):
         """Plugin data to keep with the resource row for later actions."""
         return self.context.data
+
+    @classmethod
+    def needs_replace_with_prop_diff(cls, changed, new_properties, old_properties):
+        """Must a change of the properties named in ``changed`` replace the
+        object although each of them allows an update (Heat's hook of the
+        same name)? Asked before the update, and by the update preview, so
+        a preview says what the update does; ``update`` may still raise
+        :class:`~nestedflow.exceptions.UpdateReplace` when it finds out late.
+        """
+        return False
 
     @classmethod
     def fingerprint(cls, properties, files, type_name):
@@ -151,6 +222,9 @@ class StoredObjectResource(Resource):
     The built-in test types inherit the idempotent lifecycle from here and
     only describe what they keep.
     """
+
+    #: An update writes the object's properties: writing them again is the same.
+    update_resumable = True
 
     def object_data(self):
         """Extra data to record with a newly created object."""
@@ -192,6 +266,33 @@ class StoredObjectResource(Resource):
             physical_id = found.id if found is not None else None
         if physical_id:
             self.context.store.delete(physical_id, fence=self._fence(), resource_name=self.name)
+
+    def handle_adopt(self, resource_data):
+        physical_id = super().handle_adopt(resource_data)
+        self._require_object()
+        return physical_id
+
+    def handle_snapshot(self):
+        """The object as it is: its properties, data and state."""
+        self._require_object()
+        found = self.context.store.get(self.physical_id)
+        return {"properties": found.properties, "data": found.data, "state": found.state}
+
+    def keep_snapshot_and_delete(self):
+        """A ``handle_snapshot_delete`` for a type to take (``handle_snapshot_delete
+        = StoredObjectResource.keep_snapshot_and_delete``): a copy of the object
+        is left in the store (``<type>::Snapshot``, keyed on the object so a
+        re-run keeps one), then the object goes. The built-in types do not take
+        it, as Heat's TestResource and RandomString have no snapshot delete."""
+        if self.physical_id and self.context.store.get(self.physical_id) is not None:
+            kept = self.handle_snapshot()
+            self.context.store.create(
+                f"snapshot:{self.physical_id}", stack_id=self.context.stack_id,
+                resource_id=self.context.resource_id, resource_name=self.name,
+                type_name=f"{self.context.type_name}::Snapshot",
+                properties=kept["properties"],
+                data={"of": self.physical_id, "data": kept["data"]}, fence=self._fence())
+        self.delete()
 
     def _require_object(self):
         if not self.physical_id or self.context.store.get(self.physical_id) is None:

@@ -10,10 +10,10 @@ import copy
 import hashlib
 import json
 
-from nestedflow import exceptions
+from nestedflow import exceptions, states
 from nestedflow.resources import base
 from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.stacks.children import ChildStacks, NestedStackFailed
+from nestedflow.stacks.children import ChildStacks
 from nestedflow.template import constraints, loader
 
 
@@ -48,18 +48,24 @@ class NestedStackResource(base.Resource):
     def _run(self, call, *args):
         try:
             return call(*args)
-        except NestedStackFailed as failure:
+        except exceptions.NestedStackFailed as failure:
             failure.indexed = self.indexed_members
             raise
 
-    def create(self):
+    def create(self, adopt_stack_data=None):
         children = self._children()
         files = children.parent_files()
         template, parameters, child_files = self.child_template(self.properties, files)
         self.context.physical_id = ChildStacks.child_id(self.context.create_key)
         self._run(children.create, self.name, self.context.create_key, template, parameters,
-                  child_files, self.timeout_minutes(self.properties))
+                  child_files, self.timeout_minutes(self.properties), adopt_stack_data)
         return self.context.physical_id
+
+    def handle_adopt(self, resource_data):
+        """A new child stack that adopts the resources of the abandoned one
+        (its abandon data are this resource's entry's ``resources``)."""
+        return self.create(adopt_stack_data={
+            "resources": dict((resource_data or {}).get("resources") or {})})
 
     def update(self, new_properties, old_properties):
         children = self._children()
@@ -76,13 +82,13 @@ class NestedStackResource(base.Resource):
         child = self._children().get(self.physical_id) if self.physical_id else None
         if child is None or child.deleted_at is not None:
             raise exceptions.PhysicalObjectMissing(self.name, self.physical_id)
-        self._run(self._children().act, self.physical_id, "CHECK")
+        self._run(self._children().act, self.physical_id, states.CHECK)
 
     def suspend(self):
-        self._run(self._children().act, self.physical_id, "SUSPEND")
+        self._run(self._children().act, self.physical_id, states.SUSPEND)
 
     def resume(self):
-        self._run(self._children().act, self.physical_id, "RESUME")
+        self._run(self._children().act, self.physical_id, states.RESUME)
 
     def outputs(self):
         child = self._children().get(self.physical_id) if self.physical_id else None
@@ -111,11 +117,29 @@ class StackResource(NestedStackResource):
                                default={}, update_allowed=True),
         "timeout": Property(Types.NUMBER, "Child stack timeout in minutes.",
                             update_allowed=True),
+        # Heat creates the child in another region or cloud; nestedflow has
+        # one, so the context is accepted (templates carry it) and the
+        # child is created here.
+        "context": Property(
+            Types.MAP, "Heat's remote-stack context; the child is always created by "
+            "this engine.", update_allowed=True,
+            schema={"region_name": Property(Types.STRING),
+                    "credential_secret_id": Property(Types.STRING),
+                    "ca_cert": Property(Types.STRING),
+                    "ssl_insecure": Property(Types.BOOLEAN, default=False)}),
     }
     attributes_schema = {"outputs": Attribute("The child stack's outputs (a map).")}
 
     def timeout_minutes(self, properties):
         return properties.get("timeout")
+
+    @classmethod
+    def validate_nested(cls, properties, type_lookup, path):
+        """The inline template is validated with the parent, nesting depth
+        included, so a too-deep chain is refused before anything is stored."""
+        check_inline = getattr(getattr(type_lookup, "__self__", None), "check_inline", None)
+        if check_inline is not None:
+            check_inline(properties.get("template"), f"{path}.template")
 
     def child_template(self, properties, files):
         template = properties["template"]
@@ -135,7 +159,7 @@ class TemplateResource(NestedStackResource):
             raise exceptions.StackValidationFailed(
                 f"template {name!r} is not in the files map", path=f"resources.{self.name}.type")
         params = {k: v for k, v in properties.items() if v is not None}
-        return loader.load(files[name]), params, files
+        return loader.load(files[name], name=name), params, files
 
     @classmethod
     def fingerprint(cls, properties, files, type_name):
@@ -207,6 +231,7 @@ class ResourceGroup(NestedStackResource):
         return template, {}, files
 
     def _member_attributes(self, type_name, files):
+        type_name = self.context.children.resolve_type(type_name, self.name)
         if type_name in files:
             return sorted(loader.load(files[type_name]).get("outputs") or {})
         plugin = self.context.children.registry.get(type_name)
@@ -219,7 +244,14 @@ class ResourceGroup(NestedStackResource):
 
     @classmethod
     def validate_nested(cls, properties, type_lookup, path):
-        """The member type must exist (and a member template must validate)."""
+        """The member type must exist (and a member template must validate).
+
+        With ``count: 0`` there is no member to check: Heat validates only
+        the members that exist (ResourceGroup.validate builds the nested
+        template of the current count).
+        """
+        if properties.get("count") == 0:
+            return
         definition = properties.get("resource_def") or {}
         member_type = definition.get("type")
         if isinstance(member_type, str):

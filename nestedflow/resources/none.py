@@ -15,6 +15,10 @@ class NoneResource(base.Resource):
     #: No schema: Heat's None ignores whatever properties the replaced type had.
     properties_schema = None
     side_effects = False
+    update_resumable = True
+    #: Heat's NoneResource answers every attribute with None (its
+    #: get_attribute override), so any get_attr of it validates.
+    dynamic_attributes = True
 
     def create(self):
         return str(uuid.uuid5(uuid.NAMESPACE_URL, self.context.create_key))

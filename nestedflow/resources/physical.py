@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from nestedflow import exceptions
-from nestedflow.db import models
+from nestedflow.db import fencing, models, retrying
 
 
 class PhysicalStore:
@@ -113,5 +113,20 @@ def _check_fence(session, fence, resource_name):
         .with_for_update()
     ).scalar_one_or_none() or ""
     held = holder.startswith(token) if token.endswith("/") else holder == token
+    if held and not token.endswith("/"):
+        # The holder's run must also still own its traversal, until the
+        # commit (a locking read of the stack row: db.fencing).
+        traversal, _, owner = token.partition("/")
+        held = session.execute(
+            sa.select(fencing.not_taken_over(
+                sa.select(models.Resource.stack_id)
+                .where(models.Resource.id == resource_id).scalar_subquery())),
+            {"w_traversal": traversal, "w_owner": owner}).scalar()
     if not held:
         raise exceptions.ResourceLocked(resource_name, holder or "nobody")
+
+
+# The store stands in for a cloud API: a dropped database connection is a
+# transient error its callers should not see (db.retrying).
+retrying.retry_methods(PhysicalStore, ("create", "find_by_key", "get", "update", "delete",
+                                       "live"))

@@ -17,6 +17,8 @@ _CLASSES = {
     "hexdigits": string.digits + "ABCDEF",
     "octdigits": string.octdigits,
 }
+#: The character classes (the PoC's Dummy ``sequence`` names them too).
+CHARACTER_CLASSES = _CLASSES
 
 
 class RandomString(base.StoredObjectResource):
@@ -74,6 +76,10 @@ class RandomString(base.StoredObjectResource):
         # Only used when the create key is new: a re-run create gets the
         # stored value back from the store, never a second random string.
         return {"value": self._generate()}
+
+    @classmethod
+    def needs_replace_with_prop_diff(cls, changed, new_properties, old_properties):
+        return True  # a new string for any change (Heat's RandomString)
 
     def update(self, new_properties, old_properties):
         raise exceptions.UpdateReplace(self.name)

@@ -72,6 +72,28 @@ def contains_unresolved(value):
     return False
 
 
+def parse_string(value):
+    """Return ``value`` as a string (booleans as Heat spells them, numbers
+    as written), or raise ValueError for anything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    raise ValueError(value)
+
+
+def coerce_scalar(kind, value):
+    """``value`` as a ``"string"``, ``"number"`` or ``"boolean"``: the one
+    conversion of property and parameter values. Raises ValueError
+    ("expected <kind>")."""
+    try:
+        return _SCALAR_PARSERS[kind](value)
+    except ValueError:
+        raise ValueError(f"expected {kind}") from None
+
+
 def parse_boolean(value):
     """Return the bool that ``value`` spells, or raise ValueError."""
     if isinstance(value, bool):
@@ -104,6 +126,10 @@ def parse_number(value):
     if isinstance(number, float) and not math.isfinite(number):
         raise ValueError(value)
     return number
+
+
+_SCALAR_PARSERS = {Types.STRING: parse_string, Types.NUMBER: parse_number,
+                   Types.BOOLEAN: parse_boolean}
 
 
 def _short(value, limit=60):
@@ -173,14 +199,11 @@ class Property:
         kind = self.type
         if kind == Types.ANY:
             return value
-        if kind == Types.STRING:
-            if isinstance(value, str):
-                return value
-            if isinstance(value, bool):
-                return "true" if value else "false"
-            if isinstance(value, (int, float)):
-                return str(value)
-            raise _type_error("string", value, path)
+        if kind in _SCALAR_PARSERS:
+            try:
+                return coerce_scalar(kind, value)
+            except ValueError:
+                raise _type_error(kind, value, path) from None
         if kind == Types.INTEGER:
             try:
                 number = parse_number(value)
@@ -191,16 +214,6 @@ class Property:
                     raise _type_error("integer", value, path)
                 number = int(number)
             return number
-        if kind == Types.NUMBER:
-            try:
-                return parse_number(value)
-            except ValueError:
-                raise _type_error("number", value, path) from None
-        if kind == Types.BOOLEAN:
-            try:
-                return parse_boolean(value)
-            except ValueError:
-                raise _type_error("boolean", value, path) from None
         if kind == Types.LIST:
             if not isinstance(value, (list, tuple)):
                 raise _type_error("list", value, path)

@@ -11,8 +11,10 @@ import math
 import time
 import uuid
 
-from nestedflow import exceptions
+from nestedflow import exceptions, states
+from nestedflow.engine import tenancy
 from nestedflow.flows import workers
+from nestedflow.template import environment
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,33 +25,12 @@ class ParentLink:
     root_id: str
     resource_name: str
     depth: int
-
-
-class NestedStackFailed(exceptions.NestedflowError):
-    """The child stack failed; ``child_reason`` is its status reason."""
-
-    def __init__(self, child_reason, indexed=False):
-        self.child_reason = child_reason
-        self.indexed = indexed
-        super().__init__(child_reason)
-
-    def path_message(self, resource_name):
-        """``resources.parent.resources.child: error`` (Heat's nested error path)."""
-        reason = self.child_reason
-        if reason.startswith("resources."):
-            inner = reason[len("resources."):]
-            if self.indexed:
-                # Group members are named by index: resources[2] as in Heat.
-                index, _, rest = inner.partition(".")
-                index, sep, error = index.partition(": ")
-                inner = f"[{index}]" + (f"{sep}{error}" if sep else f".{rest}")
-                return f"resources.{resource_name}.resources{inner}"
-            return f"resources.{resource_name}.resources.{inner}"
-        return f"resources.{resource_name}: {reason}"
+    #: The tenancy columns the child inherits (nestedflow.engine.tenancy).
+    owner: dict = dataclasses.field(default_factory=dict)
 
 
 class ChildStacks:
-    """Bound to the parent's traversal scope (nestedflow.flows.tasks.TraversalScope)."""
+    """Bound to the parent's traversal scope (nestedflow.flows.scope.TraversalScope)."""
 
     def __init__(self, scope):
         self._scope = scope
@@ -73,6 +54,21 @@ class ChildStacks:
             template_id = self._parent.prev_raw_template_id
         return self._rt.db.get_template(template_id).files or {}
 
+    def child_environment(self, resource_name):
+        """The environment a child made by ``resource_name`` inherits (Heat's
+        get_child_environment): registry and parameter_defaults, narrowed to
+        the registry's entries for this resource."""
+        template_id = self._parent.raw_template_id
+        if self._scope.reverting and self._parent.prev_raw_template_id:
+            template_id = self._parent.prev_raw_template_id
+        parent_env = self._rt.db.get_template(template_id).environment
+        return environment.child_environment(parent_env, resource_name)
+
+    def resolve_type(self, type_name, resource_name):
+        """``type_name`` mapped through the registry of ``resource_name``'s child."""
+        registry = self.child_environment(resource_name)["resource_registry"]
+        return environment.resolve_type(registry, type_name)
+
     def child_timeout(self, minutes=None):
         """The child's timeout (minutes): its own, at most what the parent has left."""
         left = self._scope.seconds_left()
@@ -81,27 +77,32 @@ class ChildStacks:
             minutes = parent_minutes if minutes is None else min(minutes, parent_minutes)
         return None if minutes is None else max(1, math.ceil(minutes))
 
-    def create(self, resource_name, create_key, template, parameters, files, timeout=None):
+    def create(self, resource_name, create_key, template, parameters, files, timeout=None,
+               adopt_stack_data=None):
         parent = self._parent
         link = ParentLink(stack_id=parent.id, root_id=parent.root_id or parent.id,
-                          resource_name=resource_name, depth=parent.nested_depth)
+                          resource_name=resource_name, depth=parent.nested_depth,
+                          owner=tenancy.owner_values(None, parent))
         child_id = self.child_id(create_key)
         self._rt.stacks.create(
             f"{parent.name}-{resource_name}-{child_id[:8]}", template, parameters, files,
-            disable_rollback=True, timeout=self.child_timeout(timeout), parent=link,
-            stack_id=child_id)
-        return self.wait(child_id, "CREATE")
+            environment=self.child_environment(resource_name), disable_rollback=True,
+            timeout=self.child_timeout(timeout), parent=link,
+            stack_id=child_id, adopt_stack_data=adopt_stack_data)
+        return self.wait(child_id, states.CREATE)
 
     def update(self, child_id, template, parameters, files):
-        self._rt.stacks.update(child_id, template, parameters, files)
-        return self.wait(child_id, "UPDATE")
+        resource_name = self._rt.db.get_stack(child_id).owner_resource
+        self._rt.stacks.update(child_id, template, parameters, files,
+                               environment=self.child_environment(resource_name))
+        return self.wait(child_id, states.UPDATE)
 
     def delete(self, child_id):
         try:
             self._rt.stacks.delete(child_id)
         except exceptions.StackNotFound:
             return None
-        return self.wait(child_id, "DELETE")
+        return self.wait(child_id, states.DELETE)
 
     def act(self, child_id, action):
         self._rt.stacks.action(child_id, action)
@@ -126,7 +127,7 @@ class ChildStacks:
         cancelled = False
 
         def done():
-            if db.get_stack(child_id).status != "IN_PROGRESS":
+            if db.get_stack(child_id).status != states.IN_PROGRESS:
                 return True
             current, owner, cancel, _ = db.ownership(parent_id)
             superseded = current != scope.traversal_id or (scope.owner and owner != scope.owner)
@@ -137,7 +138,7 @@ class ChildStacks:
             while True:
                 self._rt.events.wait((child_id, parent_id), done,
                                      timeout=scope.seconds_left())
-                if db.get_stack(child_id).status != "IN_PROGRESS":
+                if db.get_stack(child_id).status != states.IN_PROGRESS:
                     break
                 left = scope.seconds_left()
                 if left is not None and left <= 0:
@@ -151,7 +152,7 @@ class ChildStacks:
                     # Cancelling the parent cancels the child the same way.
                     cancelled = True
                     try:
-                        self._rt.stacks.cancel(child_id, rollback=cancel == "rollback")
+                        self._rt.stacks.cancel(child_id, rollback=cancel == states.CANCEL_ROLLBACK)
                     except exceptions.ActionNotAllowed:
                         pass
                     continue
@@ -162,11 +163,12 @@ class ChildStacks:
             scope.check_owner()
         child = db.get_stack(child_id)
         self._rt.db.add_event(
-            parent_id, self._resource_name(child), action, "IN_PROGRESS",
+            parent_id, self._resource_name(child), action, states.IN_PROGRESS,
             f"nested stack {child.name} {child.action}_{child.status} after {waited:.3f}s",
             traversal_id=scope.traversal_id, engine_id=self._rt.engine_id)
-        if (child.action, child.status) != (action, "COMPLETE"):
-            raise NestedStackFailed(child.status_reason or f"{child.action}_{child.status}")
+        if (child.action, child.status) != (action, states.COMPLETE):
+            raise exceptions.NestedStackFailed(
+                child.status_reason or f"{child.action}_{child.status}")
         return child
 
     def _stop(self, child_id):

@@ -5,12 +5,15 @@ update and delete their child stacks through the same path -- each child
 its own stack row, traversal and job.
 """
 
+import re
 import uuid
 
-from nestedflow import exceptions
+from nestedflow import exceptions, states
 from nestedflow.conf import CONF
+from nestedflow.db import requests
+from nestedflow.engine import tenancy
 from nestedflow.stacks.definition import StackDefinition
-from nestedflow.template import loader
+from nestedflow.template import environment, limits, loader
 
 
 class StackLifecycle:
@@ -18,6 +21,9 @@ class StackLifecycle:
         self.db = db
         self.registry = registry
         self._dispatch = dispatch
+        #: Called like a Database.on_stack_change listener once a new stack
+        #: is stored (its create's start: the INSERT is no state change).
+        self.on_created = None
 
     def live_stack(self, stack_id):
         stack = self.db.find_stack(stack_id)
@@ -28,7 +34,8 @@ class StackLifecycle:
     # -- create -------------------------------------------------------------
 
     def create(self, name, template, parameters=None, files=None, environment=None,
-               disable_rollback=False, timeout=None, parent=None, stack_id=None):
+               disable_rollback=False, timeout=None, parent=None, stack_id=None,
+               context=None, adopt_stack_data=None):
         """Store a new stack and dispatch its create; returns the stored row
         (as written, before the traversal changed anything).
 
@@ -37,11 +44,11 @@ class StackLifecycle:
         so a re-run of the parent's task finds the child it made.
         """
         stack_id = stack_id or str(uuid.uuid4())
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)
-                                    or timeout < 1):
-            raise exceptions.StackValidationFailed(
-                f"must be a whole number of minutes, at least 1 (got {timeout!r})",
-                path="timeout")
+        adopt = None
+        if adopt_stack_data is not None:
+            template, files, environment, adopt = adopting(adopt_stack_data, template, files,
+                                                           environment)
+        _check_timeout(timeout)
         if parent is not None:
             try:
                 existing = self.db.get_stack(stack_id)
@@ -51,6 +58,7 @@ class StackLifecycle:
                 return existing
         else:
             _check_name(name)
+            self._check_name_is_not_an_id(name)
         depth = 0 if parent is None else parent.depth + 1
         definition = self.load(template, files, environment, parameters, stack_id, name,
                                depth=depth, root_id=parent.root_id if parent else None)
@@ -60,8 +68,8 @@ class StackLifecycle:
             stack_values={
                 "id": stack_id,
                 "name": name,
-                "action": "CREATE",
-                "status": "IN_PROGRESS",
+                "action": states.CREATE,
+                "status": states.IN_PROGRESS,
                 "status_reason": "Stack CREATE started",
                 "current_traversal": traversal_id,
                 "disable_rollback": bool(disable_rollback),
@@ -70,44 +78,44 @@ class StackLifecycle:
                 "parent_id": parent.stack_id if parent else None,
                 "owner_resource": parent.resource_name if parent else None,
                 "nested_depth": depth,
+                # A nested stack's owner is its parent's (see ParentLink.owner).
+                **(parent.owner if parent else tenancy.owner_values(context)),
             },
             template_values=_template_values(definition, files, parameters),
             resource_values=[
-                _resource_values(res_name, res, dependencies)
+                _resource_values(res_name, res, dependencies, adopt)
                 for res_name, res in definition.resources.items()
             ],
             # A top-level stack's name is unique among live ones; the
             # stack's own INSERT checks it (a round trip less per create).
             unique_name=parent is None,
         )
-        self._dispatch(stack_id, traversal_id, "CREATE")
+        if self.on_created is not None:
+            self.on_created(stack_id, states.CREATE, states.IN_PROGRESS, stack)
+        self._record_request(stack_id, traversal_id, stack.request_context)
+        self._dispatch(stack_id, traversal_id, states.CREATE)
         return stack
 
     # -- update -------------------------------------------------------------
 
     def update(self, stack_id, template, parameters=None, files=None, environment=None,
-               existing=False, disable_rollback=None):
+               existing=False, disable_rollback=None, context=None, reason=None,
+               timeout=None):
         """Converge the stack to a new template; supersedes a traversal in progress.
 
         ``existing=True`` is Heat's PATCH: the stored template, parameters,
         files and environment are kept where not given.
         """
-        stack = self.live_stack(stack_id)
-        if stack.action == "DELETE":
-            raise exceptions.ActionNotAllowed(
-                f"stack {stack.name} is being deleted (or was); it cannot be updated")
-        if existing:
-            stored = self.db.get_template(stack.raw_template_id)
-            template = stored.template if template is None else template
-            parameters = {**stored.parameters, **(parameters or {})}
-            files = {**stored.files, **(files or {})}
-            environment = _merge_environment(stored.environment, environment)
-        definition = self.load(template, files, environment, parameters, stack.id, stack.name,
-                               depth=stack.nested_depth, root_id=stack.root_id)
+        stack, definition, files, parameters = self.prepare_update(
+            stack_id, template, parameters, files, environment, existing)
         dependencies = definition.dependencies()
-        values = {"status_reason": "Stack UPDATE started"}
+        _check_timeout(timeout)
+        values = {"status_reason": reason or "Stack UPDATE started"}
+        if timeout is not None:
+            values["timeout"] = timeout
         if disable_rollback is not None:
             values["disable_rollback"] = bool(disable_rollback)
+        values.update(_context_values(context))
         traversal_id = str(uuid.uuid4())
         for _attempt in range(5):
             # Another update may take over between our read and our write;
@@ -119,49 +127,100 @@ class StackLifecycle:
             ]
             try:
                 self.db.begin_update(
-                    stack.id, stack.current_traversal, traversal_id, "UPDATE",
+                    stack.id, stack.current_traversal, traversal_id, states.UPDATE,
                     _template_values(definition, files, parameters), added, **values)
                 break
             except exceptions.TraversalSuperseded:
                 stack = self.db.get_stack(stack.id)
         else:
             raise exceptions.ActionNotAllowed(f"stack {stack.name} keeps changing; retry")
-        self._dispatch(stack.id, traversal_id, "UPDATE")
+        self._record_request(stack.id, traversal_id, values.get("request_context"))
+        self._dispatch(stack.id, traversal_id, states.UPDATE)
         return stack.id
+
+    def prepare_update(self, stack_id, template, parameters=None, files=None,
+                       environment=None, existing=False):
+        """What an update would converge to, validated; stores nothing.
+
+        Returns (stack row, new definition, files, parameters) -- shared by
+        the update and its preview.
+        """
+        stack = self.live_stack(stack_id)
+        if stack.action == states.DELETE:
+            raise exceptions.ActionNotAllowed(
+                f"stack {stack.name} is being deleted (or was); it cannot be updated")
+        if existing:
+            stored = self.db.get_template(stack.raw_template_id)
+            template = stored.template if template is None else template
+            parameters = {**stored.parameters, **(parameters or {})}
+            files = {**stored.files, **(files or {})}
+            environment = _merge_environment(stored.environment, environment)
+        elif template is None:
+            raise exceptions.StackValidationFailed(
+                "a template is needed unless the update is --existing", path="template")
+        definition = self.load(template, files, environment, parameters, stack.id, stack.name,
+                               depth=stack.nested_depth, root_id=stack.root_id)
+        return stack, definition, files, parameters
+
+    def _check_name_is_not_an_id(self, name):
+        # Commands resolve NAME_OR_ID by id first: a name spelling another
+        # stack's id would make that stack unreachable by name and vice versa.
+        if not _UUID.fullmatch(name):
+            return
+        try:
+            self.db.get_stack(str(uuid.UUID(name)))
+        except exceptions.StackNotFound:
+            return
+        raise exceptions.StackValidationFailed(
+            f"stack name {name!r} is the id of another stack", path="stack_name")
 
     # -- delete, suspend, resume, check, cancel -------------------------------
 
-    def delete(self, stack_id):
-        stack = self.live_stack(stack_id)
+    def start_traversal(self, stack_id, expected_traversal, action, **values):
+        """Make a new traversal of ``action`` the stack's current one in
+        place of ``expected_traversal`` (writing ``values`` on the stack)
+        and dispatch it; returns its id. Raises TraversalSuperseded if
+        ``expected_traversal`` is no longer current."""
         traversal_id = str(uuid.uuid4())
+        self.db.begin_traversal(stack_id, expected_traversal, traversal_id, action, **values)
+        self._record_request(stack_id, traversal_id, values.get("request_context"))
+        self._dispatch(stack_id, traversal_id, action)
+        return traversal_id
+
+    def _record_request(self, stack_id, traversal_id, stored_context):
+        """Remember the request id the traversal runs under, if it has one
+        (its events are listed with it); no write without a context."""
+        request_id = (stored_context or {}).get("request_id")
+        if request_id:
+            requests.record(self.db, stack_id, traversal_id, request_id)
+
+    def delete(self, stack_id, context=None):
+        stack = self.live_stack(stack_id)
         # Takes over from any traversal in progress; its tasks stop at
         # their next ownership check, and in-flight actions finish first.
-        self.db.begin_traversal(stack.id, stack.current_traversal, traversal_id, "DELETE",
-                                status_reason="Stack DELETE started")
-        self._dispatch(stack.id, traversal_id, "DELETE")
+        self.start_traversal(stack.id, stack.current_traversal, states.DELETE,
+                             status_reason="Stack DELETE started", **_context_values(context))
         return stack.id
 
-    def action(self, stack_id, action):
+    def action(self, stack_id, action, context=None):
         stack = self.live_stack(stack_id)
-        if stack.status == "IN_PROGRESS":
+        if stack.status == states.IN_PROGRESS:
             raise exceptions.ActionNotAllowed(
                 f"stack {stack.name} is {stack.action}_IN_PROGRESS; {action.lower()} it "
                 "once it settles")
-        traversal_id = str(uuid.uuid4())
-        self.db.begin_traversal(stack.id, stack.current_traversal, traversal_id, action,
-                                status_reason=f"Stack {action} started")
-        self._dispatch(stack.id, traversal_id, action)
+        self.start_traversal(stack.id, stack.current_traversal, action,
+                             status_reason=f"Stack {action} started", **_context_values(context))
         return stack.id
 
     def cancel(self, stack_id, rollback=True):
         """Ask the create/update in progress to stop; returns its traversal id."""
         stack = self.live_stack(stack_id)
-        if stack.status != "IN_PROGRESS" or stack.action not in ("CREATE", "UPDATE"):
+        if stack.status != states.IN_PROGRESS or stack.action not in (states.CREATE, states.UPDATE):
             raise exceptions.ActionNotAllowed(
                 f"stack {stack.name} is {stack.action}_{stack.status}: only a create or "
                 "update in progress can be cancelled")
         self.db.request_cancel(stack.id, stack.current_traversal,
-                               "rollback" if rollback else "stop")
+                               states.CANCEL_ROLLBACK if rollback else states.CANCEL_STOP)
         return stack.current_traversal
 
     # -- validation -----------------------------------------------------------
@@ -169,6 +228,7 @@ class StackLifecycle:
     def load(self, template, files, environment, parameters, stack_id, name, depth=0,
              root_id=None):
         """Validate everything before anything is stored."""
+        limits.check_parameters_mapping(parameters)
         self._check_size(files)
         limit = CONF.engine.max_nested_stack_depth
         if depth > limit:
@@ -206,20 +266,77 @@ class StackLifecycle:
                 )
 
 
+def _context_values(context):
+    """The stack columns an action under ``context`` writes (none without one)."""
+    return {} if context is None else {"request_context": tenancy.stored(context)}
+
+
+def _check_timeout(timeout):
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)
+                                or timeout < 1):
+        raise exceptions.StackValidationFailed(
+            f"must be a whole number of minutes, at least 1 (got {timeout!r})",
+            path="timeout")
+
+
+# Heat's rule (heat/engine/stack.py, Stack.__init__ and
+# service._validate_new_stack): a letter, then letters, digits, "_", "-"
+# or "."; at most 255 characters. So no spaces, control characters or "/".
+_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9_.-]{0,254}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-?(?:[0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}")
+
+
 def _check_name(name):
-    if not name or len(name) > 255:
-        raise exceptions.StackValidationFailed("stack name must be 1-255 characters")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        shown = name if isinstance(name, str) and name.isprintable() else ascii(name)
+        raise exceptions.StackValidationFailed(
+            f"invalid stack name {shown[:80]!r}: it must start with a letter, hold only "
+            'letters, digits and "_-." and be at most 255 characters', path="stack_name")
 
 
-def _resource_values(name, definition, dependencies):
-    return {
+def _resource_values(name, definition, dependencies, adopt=None):
+    values = {
         "name": name,
         "type": definition.type,
-        "action": "INIT",
-        "status": "COMPLETE",
+        "action": states.INIT,
+        "status": states.COMPLETE,
         "requires": sorted(dependencies.get(name, ())),
         "deletion_policy": definition.deletion_policy,
     }
+    taken = (adopt or {}).get(name)
+    if taken is not None:
+        # The create task adopts instead of creating (Resource.handle_adopt).
+        values["attr_data"] = {"adopt": taken}
+    return values
+
+
+def adopting(adopt_stack_data, template, files, environment):
+    """(template, files, environment, resource name -> adopt entry) of a
+    create that adopts, as Heat's: the template, files and environment of
+    the abandon data unless given; resources it does not name are created."""
+    data = adopt_stack_data
+    if isinstance(data, str):
+        data = loader.load(data)
+    if not isinstance(data, dict) or not isinstance(data.get("resources", {}), dict):
+        raise exceptions.StackValidationFailed(
+            "must be a mapping with a resources mapping (Heat's abandon data)",
+            path="adopt_stack_data")
+    if template is None:
+        template = data.get("template")
+        if template is None:
+            raise exceptions.StackValidationFailed(
+                "no template given and the adopt data has none", path="adopt_stack_data")
+    if files is None:
+        files = data.get("files") or {}
+    if environment is None:
+        environment = data.get("environment") or None
+    adopt = {}
+    for name, entry in (data.get("resources") or {}).items():
+        if not isinstance(entry, dict):
+            raise exceptions.StackValidationFailed(
+                "must be a mapping", path=f"adopt_stack_data.resources.{name}")
+        adopt[name] = entry
+    return template, files, environment, adopt
 
 
 def _template_values(definition, files, parameters):
@@ -232,14 +349,4 @@ def _template_values(definition, files, parameters):
 
 
 def _merge_environment(stored, new):
-    if not new:
-        return stored
-    if isinstance(new, str):
-        new = loader.load(new)
-    merged = dict(stored or {})
-    for key, value in new.items():
-        if isinstance(value, dict):
-            merged[key] = {**merged.get(key, {}), **value}
-        else:
-            merged[key] = value
-    return merged
+    return environment.update(stored, new)

@@ -8,7 +8,13 @@ it is safe to show for hidden parameters) and a ``validate(value)`` that raises
 import numbers
 import re
 
+from oslo_log import log as logging
+
+from nestedflow.conf import CONF
+from nestedflow.constraints import registry
 from nestedflow.exceptions import StackValidationFailed
+
+LOG = logging.getLogger(__name__)
 
 
 def _is_number(value):
@@ -192,6 +198,56 @@ class Modulo(Constraint):
         return None
 
 
+class Custom(Constraint):
+    """``custom_constraint: NAME``: a plugin of the entry-point group
+    ``nestedflow.constraints`` (Heat's CustomConstraint over ``heat.constraints``).
+
+    With no such plugin installed the constraint checks nothing and a
+    warning is logged, unless ``[constraints] refuse_unknown_custom_constraints``
+    is set; then the template is refused.
+    """
+
+    key = "custom_constraint"
+
+    def __init__(self, name, description=None):
+        super().__init__(description)
+        self.name = name
+        self.plugin = registry.get(name)
+
+    def _default_description(self):
+        plugin_text = getattr(self.plugin, "description", None)
+        if plugin_text:
+            return f"Value must be {plugin_text}"
+        return f"Value must be of type {self.name}"
+
+    def _failure(self, value):
+        if self.plugin is None:
+            return None
+        # A list parameter (comma_delimited_list) is checked item by item.
+        for item in value if isinstance(value, list) else [value]:
+            try:
+                self.plugin.validate(item)
+            except (ValueError, TypeError) as exc:
+                return f"Error validating value {item!r}: {exc}"
+        return None
+
+
+_warned = set()
+
+
+def _build_custom(name):
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"custom_constraint needs a constraint name, got {name!r}")
+    if registry.get(name) is None:
+        reason = registry.broken(name) or "no plugin of that name is installed"
+        if CONF.constraints.refuse_unknown_custom_constraints:
+            raise ValueError(f"unknown custom constraint {name!r}: {reason}")
+        if name not in _warned:  # once per process: templates are validated often
+            _warned.add(name)
+            LOG.warning("custom constraint %r is not checked: %s", name, reason)
+    return lambda description: Custom(name, description=description)
+
+
 def _build_length_or_range(cls, args):
     if not isinstance(args, dict):
         raise ValueError(f"{cls.key} needs a mapping with min and/or max, got {args!r}")
@@ -213,6 +269,7 @@ _BUILDERS = {
     AllowedValues.key: lambda args: lambda d: AllowedValues(args, description=d),
     AllowedPattern.key: lambda args: lambda d: AllowedPattern(args, description=d),
     Modulo.key: _build_modulo,
+    Custom.key: _build_custom,
 }
 
 CONSTRAINT_KEYS = frozenset(_BUILDERS)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import yaml
 
 from nestedflow.exceptions import StackValidationFailed, TemplateSyntaxError
+from nestedflow.template import limits
 
 DEFAULT_MAX_SIZE = 524288
 
@@ -15,28 +16,12 @@ _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _TemplateLoader(_BaseLoader):
-    """Safe YAML loader for templates.
+    """Safe YAML loader for templates, as Heat's template_format.yaml_loader.
 
     Dates stay strings (``heat_template_version: 2016-10-14`` is a version
-    name, not a date) and duplicate keys are an error, because PyYAML would
-    otherwise silently keep only the last of two resources with one name.
+    name, not a date). A key given twice in one mapping keeps its last value,
+    as in Heat (PyYAML's behaviour, which Heat does not override).
     """
-
-    def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                duplicate = key in seen
-                seen.add(key)
-            except TypeError:
-                continue  # unhashable keys are reported by the base class
-            if duplicate:
-                mark = key_node.start_mark
-                raise TemplateSyntaxError(
-                    f"duplicate key {key!r}", line=mark.line + 1, column=mark.column + 1
-                )
-        return super().construct_mapping(node, deep=deep)
 
 
 _TemplateLoader.add_constructor(
@@ -44,33 +29,43 @@ _TemplateLoader.add_constructor(
 )
 
 
-def _parse_yaml(text):
+def _parse_yaml(text, name):
     try:
         return yaml.load(text, Loader=_TemplateLoader)  # a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or str(exc)
         if mark is None:
-            raise TemplateSyntaxError(problem) from None
-        raise TemplateSyntaxError(problem, line=mark.line + 1, column=mark.column + 1) from None
+            raise TemplateSyntaxError(problem, source=name) from None
+        raise TemplateSyntaxError(problem, line=mark.line + 1, column=mark.column + 1,
+                                  source=name) from None
     except yaml.YAMLError as exc:
-        raise TemplateSyntaxError(str(exc)) from None
+        raise TemplateSyntaxError(str(exc), source=name) from None
+    except RecursionError:
+        # The pure-Python parser recurses per nesting level (libyaml stops
+        # at 1000 levels with a YAMLError).
+        raise TemplateSyntaxError("nested too deeply to parse", source=name) from None
 
 
-def _parse_text(text):
-    # JSON is (almost) YAML, but the json module is faster and exact for JSON.
-    if text.lstrip().startswith("{"):
+def _parse_text(text, name=None):
+    # As Heat's template_format.simple_parse: JSON first (faster and exact for
+    # JSON, tabs allowed), then YAML, which reports errors with a location.
+    if text.lstrip().startswith(("{", "[")):
         try:
             return json.loads(text)
         except ValueError:
-            pass  # maybe a YAML flow mapping; YAML reports errors with a location
-    return _parse_yaml(text)
+            pass  # maybe a YAML flow mapping
+        except RecursionError:
+            raise TemplateSyntaxError("nested too deeply to parse", source=name) from None
+    data = _parse_yaml(text, name)
+    return {} if data is None else data  # an empty document is an empty template
 
 
-def _check_size(size, max_size):
+def _check_size(size, max_size, name=None):
     if max_size is not None and size > max_size:
+        what = "template" if name is None else name
         raise StackValidationFailed(
-            f"template is {size} bytes, more than the limit of {max_size} bytes"
+            f"{what} is {size} bytes, more than the limit of {max_size} bytes"
         )
 
 
@@ -78,33 +73,39 @@ def _looks_like_path(text):
     return "\n" not in text and os.path.isfile(text)
 
 
-def load(template, max_size=DEFAULT_MAX_SIZE):
+def load(template, max_size=DEFAULT_MAX_SIZE, name=None, checked=False):
     """Return the template as a new dict.
 
     ``template`` may be a mapping (deep-copied, not size-checked), YAML or JSON
     text (str or bytes), or a file path (``os.PathLike``, or a one-line str
     naming an existing file). ``max_size`` (bytes, None for no limit) bounds
-    text and files.
+    text and files. ``name`` (e.g. the files-map key of a nested template)
+    is named in errors; a path names itself. ``checked``: a mapping that
+    passed the structure limits before (a stored template read back).
     """
     hint = ""
     if isinstance(template, Mapping):
+        # Checked first: deepcopy recurses per level and expands shared values.
+        if not checked:
+            limits.check_structure(template, name or "template")
         return copy.deepcopy(dict(template))
     if isinstance(template, os.PathLike) or (
         isinstance(template, str) and _looks_like_path(template)
     ):
         path = os.fspath(template)
+        name = name or path
         try:
-            _check_size(os.path.getsize(path), max_size)
+            _check_size(os.path.getsize(path), max_size, name)
             with open(path, "rb") as handle:
                 raw = handle.read()
         except OSError as exc:
             raise StackValidationFailed(f"cannot read template {path!r}: {exc.strerror}") from None
         text = _decode(raw)
     elif isinstance(template, bytes):
-        _check_size(len(template), max_size)
+        _check_size(len(template), max_size, name)
         text = _decode(template)
     elif isinstance(template, str):
-        _check_size(len(template.encode("utf-8")), max_size)
+        _check_size(len(template.encode("utf-8")), max_size, name)
         text = template
         if "\n" not in template:
             hint = f" (and no file named {template!r} exists)"
@@ -112,10 +113,12 @@ def load(template, max_size=DEFAULT_MAX_SIZE):
         raise StackValidationFailed(
             f"template must be a mapping, text or a path, not {type(template).__name__}"
         )
-    data = _parse_text(text)
+    data = _parse_text(text, name)
+    limits.check_structure(data, name or "template")
     if not isinstance(data, dict):
+        what = "template" if name is None else name
         raise StackValidationFailed(
-            f"template must be a mapping at the top level, got {type(data).__name__}{hint}"
+            f"{what} must be a mapping at the top level, got {type(data).__name__}{hint}"
         )
     return data
 

@@ -5,8 +5,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from nestedflow.exceptions import StackValidationFailed
-from nestedflow.resources.schema import parse_boolean, parse_number
+from nestedflow.resources.schema import coerce_scalar, parse_boolean
 from nestedflow.template import constraints as constr
+from nestedflow.template import limits
 
 STRING = "string"
 NUMBER = "number"
@@ -15,12 +16,13 @@ JSON = "json"
 COMMA_DELIMITED_LIST = "comma_delimited_list"
 
 # Which constraint kinds make sense for which parameter type (as in Heat).
+# custom_constraint applies where Heat's CustomConstraint.valid_types allow.
 _ALLOWED_CONSTRAINTS = {
-    STRING: {"length", "allowed_values", "allowed_pattern"},
-    NUMBER: {"range", "allowed_values", "modulo"},
-    BOOLEAN: {"allowed_values"},
+    STRING: {"length", "allowed_values", "allowed_pattern", "custom_constraint"},
+    NUMBER: {"range", "allowed_values", "modulo", "custom_constraint"},
+    BOOLEAN: {"allowed_values", "custom_constraint"},
     JSON: {"length"},
-    COMMA_DELIMITED_LIST: {"length", "allowed_values"},
+    COMMA_DELIMITED_LIST: {"length", "allowed_values", "custom_constraint"},
 }
 PARAMETER_TYPES = frozenset(_ALLOWED_CONSTRAINTS)
 
@@ -47,24 +49,8 @@ class ParameterSchema:
 
 def coerce(param_type, value):
     """Convert ``value`` to ``param_type``; raise ValueError with a short reason."""
-    if param_type == STRING:
-        if isinstance(value, str):
-            return value
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if isinstance(value, (int, float)):
-            return str(value)
-        raise ValueError("expected string")
-    if param_type == NUMBER:
-        try:
-            return parse_number(value)
-        except ValueError:
-            raise ValueError("expected number") from None
-    if param_type == BOOLEAN:
-        try:
-            return parse_boolean(value)
-        except ValueError:
-            raise ValueError("expected boolean") from None
+    if param_type in (STRING, NUMBER, BOOLEAN):
+        return coerce_scalar(param_type, value)
     if param_type == JSON:
         if isinstance(value, str):
             if not value.strip():
@@ -104,7 +90,7 @@ def _parse_one(name, spec):
     param_type = spec.get("type")
     if param_type is None:
         raise StackValidationFailed("parameter needs a type", path=path)
-    if param_type not in PARAMETER_TYPES:
+    if not isinstance(param_type, str) or param_type not in PARAMETER_TYPES:
         raise StackValidationFailed(
             f"unknown type {param_type!r}; expected one of {sorted(PARAMETER_TYPES)}",
             path=f"{path}.type",
@@ -132,6 +118,18 @@ def _parse_one(name, spec):
             raise StackValidationFailed(
                 f"{exc}{_describe(spec['default'], hidden)}", path=f"{path}.default"
             ) from None
+        # Heat checks the default against the constraints even when a value
+        # is given (parameters.Schema._validate_default), custom ones aside.
+        for constraint in built:
+            if constraint.key == constr.Custom.key:
+                continue
+            try:
+                constraint.validate(default)
+            except ValueError as exc:
+                detail = constraint.description if hidden else str(exc)
+                shown = "" if hidden else f" {spec['default']!r}"
+                raise StackValidationFailed(f"Invalid default{shown} ({detail})",
+                                            path=f"{path}.default") from None
     return ParameterSchema(
         name=name,
         type=param_type,
@@ -202,6 +200,7 @@ def resolve_parameters(template, values=None, pseudo=None):
             if not schema.has_default:
                 raise StackValidationFailed("value is required", path=path)
             raw = schema.default
+        limits.check_parameter_value(raw, path)
         resolved[name] = _check_value(schema, raw, path)
     # Pseudo parameters (OS::stack_name ...) are reserved names and win.
     resolved.update(pseudo or {})

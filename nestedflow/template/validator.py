@@ -17,16 +17,26 @@ def _lookup_classes(template, type_lookup):
     return classes
 
 
-def _check_reference(ref, classes, owner):
+def _check_reference(ref, classes, owner, disabled):
     """Raise if ``ref`` (found in resource ``owner``, or in an output if None) is invalid."""
     if ref.resource not in classes:
+        if ref.kind == "Ref":
+            return  # a parameter reference
+        if ref.resource in disabled:
+            # Heat: the resource does not exist, so the reference is invalid
+            # (InvalidTemplateReference) unless an ``if`` leaves it out.
+            raise StackValidationFailed(
+                f"resource {ref.resource!r} does not exist: its condition "
+                f"{disabled[ref.resource]!r} is false (guard the reference with if)",
+                path=ref.path)
         raise StackValidationFailed(f"unknown resource {ref.resource!r}", path=ref.path)
     if ref.resource == owner:
         raise StackValidationFailed(f"resource {owner!r} refers to itself", path=ref.path)
     if ref.kind != "get_attr" or ref.attribute is None:
         return
     target = classes[ref.resource]
-    if getattr(target, "dynamic_attributes", False):
+    # ``show``: Heat's base attribute of every resource type.
+    if ref.attribute == "show" or getattr(target, "dynamic_attributes", False):
         return
     if ref.attribute not in (getattr(target, "attributes_schema", None) or {}):
         raise StackValidationFailed(
@@ -34,20 +44,33 @@ def _check_reference(ref, classes, owner):
         )
 
 
-def _check_depends_on(name, definition, classes):
+def _check_depends_on(name, definition, classes, disabled):
     path = f"resources.{name}.depends_on"
     for target in definition.depends_on:
         if target == name:
             raise StackValidationFailed(f"resource {name!r} depends on itself", path=path)
-        if target not in classes:
+        if target not in classes and target not in disabled:
             raise StackValidationFailed(f"unknown resource {target!r}", path=path)
 
 
+def _check_deletion_policy(definition, cls, path):
+    # Heat (Resource.validate_deletion_policy) takes Snapshot only from types
+    # with a snapshot delete (``handle_snapshot_delete``; no built-in has one,
+    # as in Heat). A type without a property schema (OS::Heat::None) is not
+    # validated at all, as Heat's NoneResource.validate, so it takes any
+    # policy (and deletes).
+    if definition.deletion_policy == "Snapshot" and cls.properties_schema is not None and (
+            not callable(getattr(cls, "handle_snapshot_delete", None))):
+        raise StackValidationFailed(
+            f"deletion_policy Snapshot is not supported by {definition.type}",
+            path=f"{path}.deletion_policy")
+
+
 def _validation_context(template, parameters):
-    # Other resources do not exist yet: their ids and attributes are run-time values.
-    return functions.ResolveContext(
-        parameters=parameters,
-        files=template.files,
+    # Other resources do not exist yet: their ids and attributes are run-time
+    # values; so is a parent's resource_facade (facade None).
+    return template.context(
+        parameters,
         get_resource=lambda name: UNRESOLVED,
         get_attr=lambda name, attr, path_list: UNRESOLVED,
     )
@@ -61,17 +84,20 @@ def validate(template, parameters, type_lookup):
     UnknownResourceType. A class whose ``properties_schema`` is None has its
     properties resolved but not checked against a schema.
     """
+    template.apply_conditions(parameters)
     classes = _lookup_classes(template, type_lookup)
     ctx = _validation_context(template, parameters)
     for name, definition in template.resources.items():
-        _check_depends_on(name, definition, classes)
+        _check_depends_on(name, definition, classes, template.disabled)
         base = f"resources.{name}"
         for section in ("properties", "metadata"):
             snippet = getattr(definition, section)
             for ref in functions.find_references(snippet, f"{base}.{section}"):
-                _check_reference(ref, classes, name)
+                _check_reference(ref, classes, name, template.disabled)
         properties = functions.resolve(definition.properties, ctx, f"{base}.properties")
         functions.resolve(definition.metadata, ctx, f"{base}.metadata")
+        functions.resolve(definition.update_policy, ctx, f"{base}.update_policy")
+        _check_deletion_policy(definition, classes[name], base)
         schema = getattr(classes[name], "properties_schema", None)
         if schema is not None:
             properties = validate_properties(schema, properties, f"{base}.properties")
@@ -81,9 +107,16 @@ def validate(template, parameters, type_lookup):
             validate_nested(properties, type_lookup, f"{base}.properties")
     for name, output in template.outputs.items():
         path = f"outputs.{name}.value"
+        functions.check_functions(output.value, ctx, path)
         for ref in functions.find_references(output.value, path):
-            _check_reference(ref, classes, None)
-        functions.resolve(output.value, ctx, path)
+            _check_reference(ref, classes, None, template.disabled)
+        try:
+            functions.resolve(output.value, ctx, path)
+        except StackValidationFailed:
+            # As in Heat (output.validate checks functions, it does not
+            # resolve them): an output whose value fails is None with an
+            # error, it does not refuse the template.
+            pass
     return dependency_order(template.dependencies(), list(template.resources))
 
 

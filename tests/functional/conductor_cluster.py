@@ -169,7 +169,10 @@ class Cluster:
                         what=f"a conductor to claim stack {stack_id}")
 
     def jobs(self):
-        return [c for c in self.zk.get_children(f"{self.root}/jobs") if not c.endswith(".lock")]
+        path = f"{self.root}/jobs"
+        if not self.zk.exists(path):
+            return []  # nothing was ever posted to this board
+        return [c for c in self.zk.get_children(path) if not c.endswith(".lock")]
 
     def trash(self):
         path = f"{self.root}/.trash"

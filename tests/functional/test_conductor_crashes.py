@@ -17,34 +17,9 @@ import time
 import uuid
 
 import pytest
-from conductor_cluster import SESSION_TIMEOUT, Cluster, Probe, wait_for, zookeeper_client
+from conductor_cluster import SESSION_TIMEOUT, wait_for
 
 pytestmark = pytest.mark.functional
-
-
-@pytest.fixture(scope="module")
-def zk():
-    client = zookeeper_client()
-    yield client
-    client.stop()
-    client.close()
-
-
-@pytest.fixture
-def cluster(shared_db_url, tmp_path, zk):
-    c = Cluster(shared_db_url, tmp_path, zk)
-    c.engine()  # migrates the database before any conductor starts
-    yield c
-    c.close()
-    for conductor in c.conductors.values():
-        print(f"---- conductor {conductor.name} ----\n{c.output(conductor)[-8000:]}")
-
-
-@pytest.fixture
-def probe(shared_db_url):
-    p = Probe(shared_db_url)
-    yield p
-    p.close()
 
 
 def on(db):

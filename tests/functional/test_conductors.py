@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 import yaml
-from conductor_cluster import ROOT, Cluster, Probe, wait_for, zookeeper_client
+from conductor_cluster import ROOT, wait_for, zookeeper_client
 
 from nestedflow.dispatch import jobboard
 
@@ -52,40 +52,10 @@ def tree_template(members=3):
     }
 
 
-@pytest.fixture(scope="module")
-def zk():
-    client = zookeeper_client()
-    yield client
-    client.stop()
-    client.close()
-
-
-@pytest.fixture
-def shared_db(shared_db_url):
-    return shared_db_url
-
-
-@pytest.fixture
-def cluster(shared_db, tmp_path, zk):
-    c = Cluster(shared_db, tmp_path, zk)
-    c.engine()  # migrates the database before any conductor starts
-    yield c
-    c.close()
-    for conductor in c.conductors.values():
-        print(f"---- conductor {conductor.name} ----\n{c.output(conductor)[-6000:]}")
-
-
-@pytest.fixture
-def probe(shared_db):
-    p = Probe(shared_db)
-    yield p
-    p.close()
-
-
 def cli(cluster, *args):
     env = dict(os.environ, NESTEDFLOW_DB_URL=cluster.db_url,
                NESTEDFLOW_JOBBOARD_URL=cluster.jobboard_url)
-    return subprocess.run([sys.executable, "-m", "nestedflow.cmd.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "nestedflow.cmd.shell", *args], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -138,7 +108,7 @@ def test_stacks_posted_elsewhere_complete_spread_over_conductors(cluster, probe,
     wait_for(lambda: cluster.jobs() == [], 10, what="the jobboard to empty")
 
     listing = json.loads(cli(cluster, "conductor", "list", "-f", "json").stdout)
-    assert sorted(c["name"] for c in listing["conductors"]) == ["c1", "c2", "c3"]
+    assert sorted(c["name"] for c in listing) == ["c1", "c2", "c3"]
 
     # And deleted from yet another process, by whichever conductor.
     for stack in stacks:
@@ -247,7 +217,7 @@ def test_sigterm_hands_running_jobs_back_at_a_safe_point(cluster, probe):
     holder = cluster.holder(stack.id)
     other = next(c for c in cluster.conductors.values() if c is not holder)
     listing = json.loads(cli(cluster, "conductor", "list", "-f", "json").stdout)
-    held = {c["name"]: [j["stack_id"] for j in c["jobs"]] for c in listing["conductors"]}
+    held = {c["name"]: [j["stack_id"] for j in c["jobs"]] for c in listing}
     assert held == {holder.name: [stack.id], other.name: []}
     signalled, signalled_at = time.monotonic(), utcnow()
     holder.signal(signal.SIGTERM)

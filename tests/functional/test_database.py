@@ -297,7 +297,9 @@ def test_postgresql_runs_one_statement_transactions_without_begin_and_commit(
     # Each resource's write with its events, and the settle: CTEs.
     assert autocommit.count(["WITH", "written"]) == 3
     assert ["UPDATE", "stacks"] in autocommit  # the claim
-    assert ["SELECT", "stacks.current_traversal,"] in autocommit  # ownership
+    # The journal's fence: the first statement of its write transaction,
+    # holding a share lock on the stack row until the commit.
+    assert ["SELECT", "stacks.current_traversal,"] in transactional
     assert ["INSERT", "INTO"] not in autocommit
     assert {"INSERT INTO"} == {" ".join(words) for words in transactional
                                if words[0] == "INSERT"}

@@ -20,7 +20,7 @@ from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
 from nestedflow.flows import engine as flow_engine
-from nestedflow.flows import journal, journal_backend, runner
+from nestedflow.flows import factories, journal, journal_backend, runner
 
 pytestmark = pytest.mark.functional
 
@@ -81,8 +81,9 @@ def _journal(db, stack_id, traversal_id, owner, **kwargs):
 def _save(backend, stack_id, traversal_id, run, owner):
     return journal.copy_forward(
         backend, stack_id, None, f"run {run}",
-        runner.flow_meta(runner.FACTORY, {"stack_id": stack_id, "traversal_id": traversal_id,
-                                          "action": "CREATE"}, run, owner))
+        runner.flow_meta(factories.TRAVERSAL,
+                         {"stack_id": stack_id, "traversal_id": traversal_id,
+                          "action": "CREATE"}, run, owner))
 
 
 def _claimed_run(db, stack, owner):
@@ -104,9 +105,9 @@ def test_journal_of_a_fenced_run_takes_no_write(engine, stack):
     db.claim_traversal(stack.id, traversal, "c2:bbbb")
     second = _journal(db, stack.id, traversal, "c2:bbbb")
     detail.state = "REVERTING"
-    with pytest.raises(journal.Fenced), contextlib.closing(first.get_connection()) as conn:
+    with pytest.raises(exceptions.Fenced), contextlib.closing(first.get_connection()) as conn:
         conn.update_flow_details(detail)
-    with pytest.raises(journal.Fenced):
+    with pytest.raises(exceptions.Fenced):
         _save(first, stack.id, traversal, 9, "c1:aaaa")
     # ...while the new owner resumes from the latest run and journals its own.
     latest = journal.latest_detail(second, stack.id, traversal)
@@ -156,12 +157,12 @@ def test_journal_writes_behind_in_order_and_drops_what_a_fenced_run_wrote(engine
         atoms[1].state = "SUCCESS"
         conn.update_atom_details(atoms[1])
         db.claim_traversal(stack.id, traversal, "c2:ffff")
-        with pytest.raises(journal.Fenced):
+        with pytest.raises(exceptions.Fenced):
             run.flush()
         assert _stored_state(db, detail.uuid, atoms[1].uuid) == "RUNNING"
-        with pytest.raises(journal.Fenced):
+        with pytest.raises(exceptions.Fenced):
             conn.update_atom_details(atoms[2])
-    with pytest.raises(journal.Fenced):
+    with pytest.raises(exceptions.Fenced):
         run.close()  # the run's final flush tells it too
     run.close()  # once closed, closing again is quiet
 
@@ -254,7 +255,8 @@ def test_a_run_journal_starts_whole_in_one_write(engine, stack):
     previous.add(done)
     detail = journal.copy_forward(run, stack.id, previous, "run 2", {"run": 2}, flow=flow)
 
-    stored = journal_backend.JournalBackend(db.taskflow_backend(), db._engine, lambda: None)
+    stored = journal_backend.JournalBackend(db.taskflow_backend(), db._engine,
+                                            lambda conn=None: None)
     with contextlib.closing(stored.get_connection()) as conn:
         atoms = {a.name: a for a in conn.get_flow_details(detail.uuid)}
     assert {name: (type(a).__name__, a.state, a.version) for name, a in atoms.items()} == {
@@ -286,9 +288,9 @@ def test_a_run_journal_starts_whole_in_one_write(engine, stack):
         assert conn.get_atom_details(atoms["b"].uuid).meta["progress"] == 0.5
     # Any other flow state is written at once, fenced first.
     db.claim_traversal(stack.id, traversal, "c2:2222")
-    with pytest.raises(journal.Fenced):
+    with pytest.raises(exceptions.Fenced):
         tf_engine.storage.set_flow_state("REVERTING")
-    with pytest.raises(journal.Fenced):
+    with pytest.raises(exceptions.Fenced):
         run.close()
 
 
@@ -324,11 +326,11 @@ def test_a_journal_started_behind_lands_with_its_first_flush_or_not_at_all(engin
     late = _journal(db, stack.id, traversal, "c2:2222", flush_interval=60)
     journal.copy_forward(late, stack.id, detail, "run 3", {"run": 3}, flow=flow, behind=True)
     db.claim_traversal(stack.id, traversal, "c3:3333")
-    with pytest.raises(journal.Fenced):
+    with pytest.raises(exceptions.Fenced):
         late.flush()
     assert _journal_rows(db, stack.id) == (before | {detail.uuid}, atoms_before + 2)
     for backend in (run, late):
-        with contextlib.suppress(journal.Fenced):
+        with contextlib.suppress(exceptions.Fenced):
             backend.close()
 
 

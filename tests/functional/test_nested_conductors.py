@@ -9,7 +9,6 @@ import collections
 
 import pytest
 import sqlalchemy as sa
-from conductor_cluster import Cluster, Probe, zookeeper_client
 from test_nested_stacks import DEEP, MEMBER, binary_tree_files, tree_template
 
 from nestedflow.conf import CONF
@@ -18,29 +17,9 @@ from nestedflow.db import models
 pytestmark = pytest.mark.functional
 
 
-@pytest.fixture(scope="module")
-def zk():
-    client = zookeeper_client()
-    yield client
-    client.stop()
-    client.close()
-
-
 @pytest.fixture
-def cluster(pg_url, tmp_path, zk):
-    c = Cluster(pg_url, tmp_path, zk)
-    c.engine()  # migrates the database before any conductor starts
-    yield c
-    c.close()
-    for conductor in c.conductors.values():
-        print(f"---- conductor {conductor.name} ----\n{c.output(conductor)[-4000:]}")
-
-
-@pytest.fixture
-def probe(pg_url):
-    p = Probe(pg_url)
-    yield p
-    p.close()
+def cluster_db_url(pg_url):
+    return pg_url
 
 
 @pytest.fixture

@@ -45,8 +45,9 @@ def diamond_template(layers=6, width=8):
 def action_spans(engine, stack_id, action="CREATE"):
     """resource name -> (start, end) from the recorded events."""
     starts, ends = {}, {}
-    for event in engine.list_events(stack_id):
-        if event.action != action:
+    for event in engine.db.list_events(stack_id):
+        # The stack's own events (its "started" and settled ones) are not a resource's.
+        if event.action != action or event.resource_name is None:
             continue
         if event.status == "IN_PROGRESS":
             starts[event.resource_name] = event.timestamp

@@ -2,7 +2,7 @@
 
 import pytest
 
-from nestedflow.dispatch.stepped import Simulation
+from nestedflow.testing.stepped import Simulation
 
 
 @pytest.fixture

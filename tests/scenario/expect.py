@@ -7,8 +7,8 @@ objects*, not from what the engine recorded -- so the engine is checked
 against reality rather than against itself.
 """
 
-from nestedflow.flows import factories
 from nestedflow.resources import base
+from nestedflow.stacks.definition import load_definition
 from nestedflow.template.functions import select_path
 
 SETTLED_OK = {("CREATE", "COMPLETE"), ("UPDATE", "COMPLETE"), ("ROLLBACK", "COMPLETE"),
@@ -50,7 +50,7 @@ def problems(engine, stack_id, template_id=None):
     if template_id is not None and stack.raw_template_id != template_id:
         found.append(f"stack's current template is #{stack.raw_template_id}, "
                      f"expected #{template_id}")
-    definition = factories.load_definition(engine.runtime, stack, stack.raw_template_id)
+    definition = load_definition(engine.db, engine.runtime.registry, stack, stack.raw_template_id)
     rows = db.list_all_resources(stack_id)
     live = {obj.id: obj for obj in engine.store.live(stack_id)}
     current = {}

@@ -3,7 +3,7 @@
 The same scenario runs two ways:
 
 * :class:`SimDriver` -- the deterministic simulation
-  (:mod:`nestedflow.dispatch.stepped`): ``("until", "create b")`` steps the
+  (:mod:`nestedflow.testing.stepped`): ``("until", "create b")`` steps the
   latest traversal until exactly that task finished, so the overlap is the
   same on every run; then every settled state is checked in full.
 * :class:`ThreadedDriver` -- the normal embedded engine (TaskFlow's parallel
@@ -24,6 +24,7 @@ import uuid
 
 import yaml
 
+from nestedflow import exceptions
 from nestedflow.resources.test_resource import TestResource
 from scenario import expect
 
@@ -38,8 +39,14 @@ class SlowToRefuse(TestResource):
     """Finds out only after a while that it must be replaced (as a real cloud
     API may): the replacement row appears long after the action started."""
 
+    @classmethod
+    def needs_replace_with_prop_diff(cls, changed, new_properties, old_properties):
+        return False  # not known before the update runs: see update()
+
     def update(self, new_properties, old_properties):
         self.context.sleep(5)
+        if TestResource.needs_replace_with_prop_diff(set(), new_properties, old_properties):
+            raise exceptions.UpdateReplace(self.name)
         return super().update(new_properties, old_properties)
 
 

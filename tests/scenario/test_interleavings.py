@@ -1,7 +1,7 @@
 """Races reproduced exactly with the simulation, and what each must leave.
 
 Every test here steps traversals in an order it chooses (see
-nestedflow.dispatch.stepped); an ``OS::Heat::TestResource`` with
+nestedflow.testing.stepped); an ``OS::Heat::TestResource`` with
 ``wait_secs`` pauses *in flight* in the simulation, so a test can hold an
 action half-done while another traversal runs.
 """
@@ -9,8 +9,8 @@ action half-done while another traversal runs.
 import pytest
 
 from nestedflow import exceptions
-from nestedflow.dispatch.stepped import Blocked, Simulation
 from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.testing.stepped import Blocked, Simulation
 from scenario import expect, scenarios
 from scenario.scenarios import SLOW_REFUSAL, template
 

@@ -1,7 +1,7 @@
 """The command line against a fake engine: parsing, rendering, exit codes.
 
 The fake stands in for ``nestedflow.engine.service.Engine`` (injected by
-replacing ``cli.make_engine``); end-to-end runs against the real engine live
+replacing ``shell.make_engine``); end-to-end runs against the real engine live
 elsewhere.
 """
 
@@ -13,7 +13,8 @@ import pytest
 from rich.console import Console
 
 from nestedflow import exceptions
-from nestedflow.cmd import cli, output, progress
+from nestedflow.cmd import progress, shell
+from nestedflow.cmd.commands import templates, waiting
 
 # -- fakes -------------------------------------------------------------------
 
@@ -135,8 +136,8 @@ class FakeEngine:
         self.calls.append(("wait", stack_id))
         return self.final
 
-    def list_stacks(self, show_nested=False):
-        self.calls.append(("list_stacks", show_nested))
+    def list_stacks(self, show_nested=False, **tag_filters):
+        self.calls.append(("list_stacks", show_nested, *tag_filters.items()))
         return list(self.stacks.values())
 
     def list_resources(self, stack_id, nested_depth=0):
@@ -156,7 +157,7 @@ def _isolated(monkeypatch):
     for var in ("NESTEDFLOW_DB_URL", "NESTEDFLOW_JOBBOARD_URL", "NESTEDFLOW_TRANSPORT_URL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.setattr(cli, "DEFAULT_CONFIG_FILE", "/nonexistent/nestedflow.conf")
+    monkeypatch.setattr(shell, "DEFAULT_CONFIG_FILE", "/nonexistent/nestedflow.conf")
 
 
 @pytest.fixture
@@ -168,7 +169,7 @@ def engine(monkeypatch):
         built.update(kwargs)
         return fake
 
-    monkeypatch.setattr(cli, "make_engine", factory)
+    monkeypatch.setattr(shell, "make_engine", factory)
     fake.built = built
     return fake
 
@@ -182,82 +183,94 @@ def template(tmp_path):
 
 def run(*argv):
     out, err = io.StringIO(), io.StringIO()
-    code = cli.main(list(argv), stdout=out, stderr=err)
+    code = shell.main(list(argv), stdout=out, stderr=err)
     return code, out.getvalue(), err.getvalue()
 
 
 # -- argument parsing --------------------------------------------------------------
 
 
-def test_parse_create_with_every_flag():
-    args = cli.build_parser().parse_args([
-        "--db-url", "sqlite://", "stack", "create", "web", "-t", "t.yaml",
-        "-P", "a=1", "--parameter", "b=x=y", "-e", "env.yaml",
-        "--disable-rollback", "--timeout", "5", "--wait", "-f", "json",
-    ])
-    assert args.group == "stack" and args.command == "create"
-    assert args.name == "web" and args.template == "t.yaml"
-    assert args.parameters == ["a=1", "b=x=y"]
-    assert args.environment == "env.yaml"
-    assert args.disable_rollback is True and args.timeout == 5 and args.wait is True
-    assert args.format == "json" and args.db_url == "sqlite://"
+def test_create_with_every_flag(engine, template, tmp_path):
+    env = tmp_path / "env.yaml"
+    env.write_text("parameters: {a: 0}\n")
+    engine.final = FakeStack(id="s-new", name="web")
+    code, out, err = run("--db-url", "sqlite://", "stack", "create", "web", "-t", template,
+                         "-P", "a=1", "--parameter", "b=x=y", "-e", str(env),
+                         "--disable-rollback", "--timeout", "5", "--wait", "-f", "json")
+    assert code == 0, err
+    name, tmpl, kwargs = engine.calls[0][1:]
+    assert (name, tmpl) == ("web", {"heat_template_version": "2018-08-31", "resources": {}})
+    assert kwargs == {"parameters": {"a": "1", "b": "x=y"}, "environment": {"parameters": {"a": 0}},
+                      "disable_rollback": True, "timeout": 5}
+    assert engine.built["db_url"] == "sqlite://"
 
 
-def test_format_before_and_after_subcommand():
-    parser = cli.build_parser()
-    assert parser.parse_args(["stack", "list"]).format == "table"
-    assert parser.parse_args(["-f", "json", "stack", "list"]).format == "json"
-    assert parser.parse_args(["stack", "list", "-f", "json"]).format == "json"
-    assert parser.parse_args(["stack", "show", "x", "--format", "json"]).format == "json"
+def test_format_before_and_after_command(engine):
+    for argv in (["stack", "list", "-f", "json"], ["-f", "json", "stack", "list"],
+                 ["--format=json", "stack", "list"],
+                 ["--db-url", "sqlite://", "-f", "json", "stack", "list"]):
+        code, out, _ = run(*argv)
+        assert code == 0 and json.loads(out)[0]["id"] == "s-1"
+    assert shell.move_global_format(["-f", "json", "stack", "show", "x"]) == [
+        "stack", "show", "x", "-f", "json"]
 
 
-def test_update_rollback_flags():
-    parser = cli.build_parser()
-    base = ["stack", "update", "web", "-t", "t.yaml"]
-    assert parser.parse_args(base).disable_rollback is None
-    assert parser.parse_args(base + ["--rollback"]).disable_rollback is False
-    assert parser.parse_args(base + ["--no-rollback"]).disable_rollback is True
-    assert parser.parse_args(base + ["--existing"]).existing is True
+@pytest.mark.parametrize("flags,expected", [
+    ([], None), (["--rollback"], False), (["--no-rollback"], True),
+    (["--rollback", "enabled"], False), (["--rollback", "disabled"], True),
+    (["--rollback", "keep"], None),
+])
+def test_update_rollback_flags(engine, template, flags, expected):
+    engine.final = FakeStack(action="UPDATE")
+    assert run("stack", "update", "web", "-t", template, *flags)[0] == 0
+    call = next(c for c in engine.calls if c[0] == "update_stack")
+    assert call[3]["disable_rollback"] is expected
 
 
-def test_cancel_rollback_flag():
-    parser = cli.build_parser()
-    assert parser.parse_args(["stack", "cancel", "web"]).rollback is True
-    assert parser.parse_args(["stack", "cancel", "web", "--no-rollback"]).rollback is False
+def test_cancel_rollback_flag(engine):
+    engine.final = FakeStack(action="ROLLBACK")
+    run("stack", "cancel", "web")
+    engine.final = FakeStack(action="UPDATE", status="FAILED")
+    run("stack", "cancel", "web", "--no-rollback")
+    assert [c[2] for c in engine.calls if c[0] == "cancel_update"] == [True, False]
 
 
 @pytest.mark.parametrize("argv", [
     [],
-    ["stack"],
     ["stack", "create", "web"],                        # -t is required
-    ["stack", "bogus"],
-    ["stack", "list", "-f", "yaml"],
+    ["stack", "list", "-f", "xml"],
     ["stack", "create", "web", "-t", "t", "--timeout", "0"],
     ["stack", "create", "web", "-t", "t", "--timeout", "soon"],
     ["stack", "update", "web", "-t", "t", "--rollback", "--no-rollback"],
-    ["db"],
 ])
 def test_usage_errors_exit_2(argv, capsys):
-    assert cli.main(argv) == 2
+    assert shell.main(argv) == 2
     assert "usage:" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [["stack"], ["stack", "bogus"], ["db"]])
+def test_unknown_command_exit_2(argv, capsys):
+    assert shell.main(argv) == 2
+
+
 def test_help_exits_0(capsys):
-    assert cli.main(["--help"]) == 0
-    assert "stack" in capsys.readouterr().out
+    assert shell.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in ("stack create", "stack resource list", "stack output show", "db sync"):
+        assert name in out
 
 
 def test_parse_parameters():
-    assert cli.parse_parameters(["a=1", "b=x=y", "c=", " d =v"]) == {
+    assert templates.parse_parameters(["a=1", "b=x=y", "c=", " d =v"]) == {
         "a": "1", "b": "x=y", "c": "", "d": "v",
     }
-    assert cli.parse_parameters(None) == {}
+    assert templates.parse_parameters(None) == {}
 
 
 @pytest.mark.parametrize("bad", ["novalue", "=1", ""])
 def test_parse_parameters_rejects(bad):
-    with pytest.raises(cli.CommandError, match="expected KEY=VALUE"):
-        cli.parse_parameters([bad])
+    with pytest.raises(shell.CommandError, match="expected KEY=VALUE"):
+        templates.parse_parameters([bad])
 
 
 def test_bad_parameter_is_error_line(engine, template):
@@ -281,11 +294,14 @@ def test_urls_flag_beats_env(engine, monkeypatch):
 
 def test_urls_env_then_config(engine, monkeypatch, tmp_path):
     conf = tmp_path / "nestedflow.conf"
-    conf.write_text("[database]\nconnection = sqlite:///conf.db\n"
-                    "[engine]\ntransport_url = rabbit://guest:guest@127.0.0.1:5672/\n")
+    conf.write_text("[database]\nconnection = sqlite:///conf.db\n")
     run("--config-file", str(conf), "stack", "list")
     assert engine.built["db_url"] == "sqlite:///conf.db"
     assert engine.built["jobboard_url"] is None
+    # The engine reads oslo.messaging's [DEFAULT] transport_url itself.
+    assert engine.built["transport_url"] is None
+    monkeypatch.setenv("NESTEDFLOW_TRANSPORT_URL", "rabbit://guest:guest@127.0.0.1:5672/")
+    run("--config-file", str(conf), "stack", "list")
     assert engine.built["transport_url"] == "rabbit://guest:guest@127.0.0.1:5672/"
 
     monkeypatch.setenv("NESTEDFLOW_DB_URL", "sqlite:///env.db")
@@ -302,17 +318,9 @@ def test_missing_config_file_is_error_line(engine, tmp_path):
 # -- create / update / delete ---------------------------------------------------------
 
 
-def test_create_passes_arguments(engine, template, tmp_path):
-    env = tmp_path / "env.yaml"
-    env.write_text("parameters: {}\n")
+def test_create_closes_engine(engine, template):
     engine.final = FakeStack(id="s-new", name="web")
-    code, out, err = run("stack", "create", "web", "-t", template, "-P", "a=1", "-e",
-                         str(env), "--disable-rollback", "--timeout", "3", "-f", "json")
-    assert code == 0
-    name, tmpl, kwargs = engine.calls[0][1:]
-    assert (name, tmpl) == ("web", template)
-    assert kwargs == {"parameters": {"a": "1"}, "environment": str(env),
-                      "disable_rollback": True, "timeout": 3}
+    assert run("stack", "create", "web", "-t", template)[0] == 0
     assert engine.closed
 
 
@@ -330,7 +338,7 @@ def test_create_in_process_waits_even_without_wait(engine, template):
     code, out, err = run("stack", "create", "web", "-t", template, "-f", "json")
     assert code == 0
     assert ("wait", "s-new") in engine.calls
-    assert err == cli.IN_PROCESS_NOTICE + "\n"
+    assert err == waiting.IN_PROCESS_NOTICE + "\n"
     assert json.loads(out)["status"] == "COMPLETE"
 
 
@@ -397,11 +405,28 @@ def test_delete_prints_deleted(engine):
     assert ("delete_stack", "s-1") in engine.calls
 
 
-def test_delete_json_prints_stack(engine):
+def test_delete_several(engine):
+    engine.stacks["s-2"] = FakeStack(id="s-2", name="db")
     engine.final = FakeStack(action="DELETE", status="COMPLETE")
-    code, out, _ = run("stack", "delete", "web", "--wait", "-f", "json")
+    code, out, _ = run("stack", "delete", "web", "s-2", "--yes", "--wait")
     assert code == 0
-    assert json.loads(out)["action"] == "DELETE"
+    assert out == "Stack web deleted\nStack db deleted\n"
+    assert [c[1] for c in engine.calls if c[0] == "delete_stack"] == ["s-1", "s-2"]
+
+
+def test_delete_asks_on_a_terminal(engine, monkeypatch):
+    class TTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr("sys.stdin", TTY("n\n"))
+    code, out, _ = run("stack", "delete", "web")
+    assert code == 0 and "[y/N]" in out and "not deleted" in out
+    assert not any(c[0] == "delete_stack" for c in engine.calls)
+    monkeypatch.setattr("sys.stdin", TTY("y\n"))
+    engine.final = FakeStack(action="DELETE", status="COMPLETE")
+    assert run("stack", "delete", "web")[0] == 0
+    assert ("delete_stack", "s-1") in engine.calls
 
 
 def test_delete_failed(engine):
@@ -451,18 +476,20 @@ def test_keyboard_interrupt_exits_130(engine, monkeypatch):
     assert engine.closed
 
 
-def test_unexpected_error_is_not_swallowed(engine, monkeypatch):
+def test_unexpected_error_names_its_type(engine, monkeypatch):
     def boom(**kwargs):
         raise RuntimeError("bug")
 
     monkeypatch.setattr(engine, "list_stacks", boom)
-    with pytest.raises(RuntimeError):
-        run("stack", "list")
+    code, out, err = run("stack", "list")
+    assert (code, out, err) == (1, "", "ERROR: RuntimeError: bug\n")
 
 
-def test_debug_reraises_user_errors(engine):
-    with pytest.raises(exceptions.StackNotFound):
-        run("--debug", "stack", "show", "nope")
+def test_debug_shows_traceback(engine):
+    code, _, err = run("--debug", "stack", "show", "nope")
+    assert code == 1
+    assert err.startswith("ERROR: Stack nope not found\nTraceback")
+    assert "StackNotFound" in err
 
 
 # -- read commands and rendering ----------------------------------------------------------
@@ -480,10 +507,10 @@ def test_list_json(engine):
 def test_list_table(engine):
     code, out, _ = run("stack", "list")
     assert code == 0
-    for text in ("ID", "Name", "Updated", "s-1", "web", "CREATE", "COMPLETE",
+    for text in ("id", "name", "updated_at", "s-1", "web", "CREATE", "COMPLETE",
                  "2024-05-01 12:00:00"):
         assert text in out
-    assert "123456" not in out
+    assert "123456" not in out and "None" not in out
 
 
 def test_show_table_with_outputs(engine):
@@ -491,19 +518,24 @@ def test_show_table_with_outputs(engine):
     code, out, _ = run("stack", "show", "web")
     assert code == 0
     assert "status_reason" in out and "Stack CREATE completed successfully" in out
-    assert '"url": "http://x"' in out and "443" in out
+    # heatclient's layout: one "name: value" line per output, YAML for structures.
+    assert "| outputs          | ports:" in out
+    assert "|                  |   - 80" in out
+    assert "| url: http://x" in out.replace("|                  ", "")
 
 
 def test_show_json(engine):
     code, out, _ = run("-f", "json", "stack", "show", "s-1")
-    assert json.loads(out) == engine.stacks["s-1"].to_dict()
+    assert json.loads(out) == {**engine.stacks["s-1"].to_dict(),
+                               "stack_status": "CREATE_COMPLETE"}
 
 
 def test_resources_table_and_json(engine):
     code, out, _ = run("stack", "resources", "web")
     assert code == 0
-    for text in ("Physical ID", "OS::Heat::None", "p-2", "state changed"):
+    for text in ("physical_id", "OS::Heat::None", "p-2"):
         assert text in out
+    assert "state changed" in run("stack", "resources", "web", "--long")[1]
     assert ("list_resources", "s-1") in engine.calls
     data = json.loads(run("stack", "resources", "web", "-f", "json")[1])
     assert [r["name"] for r in data] == ["a", "b"]
@@ -520,14 +552,9 @@ def test_events_table_keeps_brackets(engine):
 def test_outputs(engine):
     engine.stacks["s-1"].outputs = {"b": None, "a": {"k": "v"}}
     code, out, _ = run("stack", "outputs", "web")
-    assert code == 0 and '"k": "v"' in out
+    assert code == 0 and "| a     | k: v  |" in out
     assert json.loads(run("stack", "outputs", "web", "-f", "json")[1]) == {
         "b": None, "a": {"k": "v"}}
-
-
-def test_renderer_rejects_unknown_format():
-    with pytest.raises(ValueError):
-        output.Renderer("yaml")
 
 
 # -- db sync -------------------------------------------------------------------------------
@@ -625,7 +652,7 @@ def test_wait_with_progress_renders_bar():
 def test_wait_flag_uses_progress_on_tty(monkeypatch, template):
     eng = PollingEngine(2, FakeStack(id="s-1", action="UPDATE"))
     eng.final.action = "UPDATE"
-    monkeypatch.setattr(cli, "make_engine", lambda **kw: eng)
+    monkeypatch.setattr(shell, "make_engine", lambda **kw: eng)
     monkeypatch.setattr(progress, "POLL_INTERVAL", 0)
 
     class TTY(io.StringIO):
@@ -633,8 +660,122 @@ def test_wait_flag_uses_progress_on_tty(monkeypatch, template):
             return True
 
     out, err = io.StringIO(), TTY()
-    code = cli.main(["stack", "update", "web", "-t", template, "--wait"], stdout=out, stderr=err)
+    code = shell.main(["stack", "update", "web", "-t", template, "--wait"], stdout=out, stderr=err)
     assert code == 0
     assert "UPDATE_COMPLETE" in err.getvalue()    # the live display, on stderr
     assert "UPDATE" in out.getvalue() and "\x1b" not in out.getvalue()
     assert not any(c[0] == "wait" for c in eng.calls)
+
+
+# -- cliff formatters and widths -------------------------------------------------------
+
+
+def test_formats_and_columns(engine):
+    import yaml
+
+    code, out, _ = run("stack", "list", "-f", "yaml")
+    assert code == 0 and yaml.safe_load(out)[0]["name"] == "web"
+    assert run("stack", "list", "-f", "value", "-c", "name", "-c", "status")[1] == \
+        "web COMPLETE\n"
+    out = run("stack", "list", "-f", "csv", "-c", "id", "-c", "created_at")[1]
+    assert out.splitlines() == ['"id","created_at"', '"s-1","2024-05-01T12:00:00.123456"']
+    assert run("stack", "show", "web", "-f", "value", "-c", "stack_status")[1] == \
+        "CREATE_COMPLETE\n"
+    assert run("stack", "show", "web", "-f", "shell", "-c", "status")[1] == 'status="COMPLETE"\n'
+
+
+def test_max_width_80_keeps_names_whole(engine):
+    long_name = "frontend_load_balancer_pool_x"  # 29 characters
+    engine.resources = [FakeResource(long_name, physical_id="9adc8be0-601d-4e11-b258-97f6a47d34a9",
+                                     type="OS::Heat::TestResource",
+                                     status_reason="a long reason " * 6)]
+    code, out, _ = run("stack", "resource", "list", "web", "--max-width", "80")
+    assert code == 0
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert f"| {long_name} |" in out and "…" not in out
+    code, out, _ = run("stack", "event", "list", "web", "--max-width", "80")
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_show_one_output_and_resource(engine):
+    engine.stacks["s-1"].outputs = {"url": "http://x", "ports": [80, 443]}
+    assert run("stack", "output", "show", "web", "url", "-f", "value",
+               "-c", "output_value")[1] == "http://x\n"
+    assert json.loads(run("stack", "output", "show", "web", "--all", "-f", "json")[1]) == {
+        "url": "http://x", "ports": [80, 443]}
+    assert run("stack", "output", "show", "web", "nope")[2] == \
+        "ERROR: Output nope not found in stack web\n"
+    data = json.loads(run("stack", "resource", "show", "web", "b", "-f", "json")[1])
+    assert (data["physical_id"], data["stack_name"]) == ("p-2", "web")
+    assert run("stack", "resource", "show", "web", "zz")[2] == \
+        "ERROR: Resource zz not found in stack web\n"
+    data = json.loads(run("stack", "event", "show", "web", "a", "1", "-f", "json")[1])
+    assert data["status_reason"] == "state changed [ok]"
+
+
+def test_update_existing_without_template(engine):
+    engine.final = FakeStack(action="UPDATE")
+    code, _, err = run("stack", "update", "web", "--existing", "-P", "a=2")
+    assert code == 0, err
+    call = next(c for c in engine.calls if c[0] == "update_stack")
+    assert call[2] is None and call[3]["parameters"] == {"a": "2"}
+    code, _, err = run("stack", "update", "web")
+    assert (code, err) == (1, "ERROR: a template (-t) is required unless --existing is "
+                              "given\n")
+
+
+def test_parameter_file_and_semicolons(engine, template, tmp_path):
+    key = tmp_path / "key.pub"
+    key.write_text("ssh-rsa AAA\n")
+    engine.final = FakeStack(id="s-new")
+    code, _, err = run("stack", "create", "web", "-t", template, "-P", "a=1;b=2",
+                       "--parameter-file", f"key={key}")
+    assert code == 0, err
+    assert engine.calls[0][3]["parameters"] == {"a": "1", "b": "2", "key": "ssh-rsa AAA\n"}
+
+
+def test_list_filter_sort_marker_limit(engine):
+    for i, (name, status) in enumerate([("b", "FAILED"), ("a", "COMPLETE"), ("c", "COMPLETE")]):
+        engine.stacks[f"s-{i + 2}"] = FakeStack(id=f"s-{i + 2}", name=name, status=status)
+
+    def names(*argv):
+        code, out, err = run("stack", "list", "-f", "value", "-c", "name", *argv)
+        assert code == 0, err
+        return out.split()
+
+    assert names("--sort", "name") == ["a", "b", "c", "web"]
+    assert names("--sort", "status:desc,name") == ["b", "a", "c", "web"]
+    assert names("--filter", "status=COMPLETE", "--sort", "name:desc") == ["web", "c", "a"]
+    assert names("--property", "name=a", "--property", "name=c") == ["a", "c"]
+    assert names("--sort", "name", "--marker", "s-2", "--limit", "1") == ["c"]
+    assert run("stack", "list", "--filter", "colour=red")[2] == \
+        "ERROR: cannot filter on 'colour': no such field\n"
+    assert run("stack", "list", "--marker", "nope")[2] == "ERROR: marker nope not found\n"
+
+
+def test_tags_passed_to_the_engine(engine, template):
+    run("stack", "list", "--tags", "a,b")
+    run("stack", "list", "--tags", "a", "--tag-mode", "not-any")
+    assert ("list_stacks", False, ("tags", ["a", "b"])) in engine.calls
+    assert ("list_stacks", False, ("not_tags_any", ["a"])) in engine.calls
+    engine.final = FakeStack(id="s-new")
+    run("stack", "create", "x", "-t", template, "--tags", "prod, web")
+    call = next(c for c in engine.calls if c[0] == "create_stack")
+    assert call[3]["tags"] == ["prod", "web"]
+    engine.final = FakeStack(action="UPDATE")
+    run("stack", "update", "web", "--existing", "--timeout", "7")
+    call = next(c for c in engine.calls if c[0] == "update_stack")
+    assert call[3]["timeout"] == 7 and "tags" not in call[3]
+
+
+def test_logging_options_use_oslo_log(engine, tmp_path, capsys):
+    log_file = tmp_path / "cli.log"
+    code, _, err = run("--log-file", str(log_file), "stack", "list")
+    assert code == 0 and err == ""
+    text = log_file.read_text()
+    assert " INFO nestedflow.cmd.shell [-] engine on " in text  # oslo.log's format
+    code, _, err = run("-v", "stack", "list")
+    # oslo.log's handler writes to the process's stderr.
+    assert code == 0 and "engine on" in err + capsys.readouterr().err
+    code, _, err = run("stack", "list")
+    assert code == 0 and err == ""                              # quiet by default

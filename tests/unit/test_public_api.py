@@ -1,4 +1,7 @@
-"""Freezes the public surface of DESIGN.md section 3: changing it breaks users."""
+"""Freezes the public surface (doc/source/user-guide.rst, "Python API").
+
+Changing it breaks users.
+"""
 
 import dataclasses
 import inspect
@@ -8,21 +11,41 @@ from nestedflow import exceptions, testing
 
 ENGINE_SIGNATURES = {
     "__init__": "(self, db_url=None, jobboard_url=None, transport_url=None, *, "
-    "max_workers=None, registry=None, engine_id=None)",
+    "max_workers=None, registry=None, engine_id=None, conf=None)",
     "create_stack": "(self, name, template, parameters=None, files=None, environment=None, "
-    "disable_rollback=False, timeout=None)",
+    "disable_rollback=False, timeout=None, adopt_stack_data=None, tags=None, context=None)",
     "update_stack": "(self, stack_id, template, parameters=None, files=None, "
-    "environment=None, existing=False, disable_rollback=None)",
-    "delete_stack": "(self, stack_id)",
-    "suspend_stack": "(self, stack_id)",
-    "resume_stack": "(self, stack_id)",
-    "check_stack": "(self, stack_id)",
-    "cancel_update": "(self, stack_id, rollback=True)",
-    "wait": "(self, stack_id, timeout=None)",
-    "get_stack": "(self, stack_id)",
-    "list_stacks": "(self, show_nested=False)",
-    "list_resources": "(self, stack_id, nested_depth=0)",
-    "list_events": "(self, stack_id, nested_depth=0)",
+    "environment=None, existing=False, disable_rollback=None, timeout=None, tags=None, "
+    "context=None)",
+    "delete_stack": "(self, stack_id, context=None)",
+    "suspend_stack": "(self, stack_id, context=None)",
+    "resume_stack": "(self, stack_id, context=None)",
+    "check_stack": "(self, stack_id, context=None)",
+    "cancel_update": "(self, stack_id, rollback=True, context=None)",
+    "wait": "(self, stack_id, timeout=None, context=None)",
+    "get_stack": "(self, stack_id, context=None)",
+    "list_stacks": "(self, show_nested=False, tags=None, tags_any=None, not_tags=None, "
+    "not_tags_any=None, context=None)",
+    "list_resources": "(self, stack_id, nested_depth=0, context=None)",
+    "list_events": "(self, stack_id, nested_depth=0, context=None)",
+    "count_stacks": "(self, show_nested=False, context=None)",
+    "validate_template": "(self, template, files=None, environment=None, parameters=None, "
+    "context=None)",
+    "preview_stack": "(self, name, template, parameters=None, files=None, environment=None, "
+    "timeout=None, disable_rollback=False, context=None)",
+    "preview_update_stack": "(self, stack_id, template, parameters=None, files=None, "
+    "environment=None, existing=False, show_nested=False, context=None)",
+    "get_template": "(self, stack_id, context=None)",
+    "get_environment": "(self, stack_id, context=None)",
+    "get_files": "(self, stack_id, context=None)",
+    "abandon_stack": "(self, stack_id, abandon=True, context=None)",
+    "stack_snapshot": "(self, stack_id, name=None, context=None)",
+    "list_snapshots": "(self, stack_id, context=None)",
+    "show_snapshot": "(self, stack_id, snapshot_id, context=None)",
+    "delete_snapshot": "(self, stack_id, snapshot_id, context=None)",
+    "restore_snapshot": "(self, stack_id, snapshot_id, context=None)",
+    "mark_resource_unhealthy": "(self, stack_id, resource_name, mark_unhealthy=True, "
+    "resource_status_reason='', context=None)",
 }
 
 
@@ -30,6 +53,28 @@ def test_engine_methods_and_signatures():
     for name, signature in ENGINE_SIGNATURES.items():
         method = getattr(nestedflow.Engine, name)
         assert str(inspect.signature(method)) == signature, name
+
+
+#: Engine methods with no RPC counterpart: they only make sense in-process.
+IN_PROCESS_ONLY = {"subscribe", "close", "recover_orphans"}  # recover: this process runs them
+
+
+def test_engine_subscribe():
+    assert str(inspect.signature(nestedflow.Engine.subscribe)) == "(self, callback)"
+
+
+def test_engine_client_has_the_engine_methods_and_signatures():
+    from nestedflow.rpc import EngineClient, api
+
+    # The whole Engine API is served: a new Engine method needs its RPC
+    # version in nestedflow/rpc/api.py and a method on EngineClient.
+    public = {name for name, value in vars(nestedflow.Engine).items()
+              if callable(value) and not name.startswith("_")}
+    assert public - set(api.METHODS) == IN_PROCESS_ONLY
+    for name in api.METHODS:
+        assert (inspect.signature(getattr(EngineClient, name))
+                == inspect.signature(getattr(nestedflow.Engine, name))), name
+    assert str(inspect.signature(EngineClient)).startswith("(transport_url=None, conf=None")
 
 
 def test_view_fields():

@@ -330,12 +330,16 @@ class TestResolve:
         assert "s3cr3t" not in str(err)
         assert err.path == "parameters.pin"
 
-    def test_default_must_satisfy_constraints_when_used(self):
-        tmpl = _template(
-            {"n": {"type": "number", "default": 0, "constraints": [{"range": {"min": 1}}]}}
-        )
-        assert resolve_parameters(tmpl, {"n": 2}) == {"n": 2}
-        assert _fails(resolve_parameters, tmpl).reason == "0 must be at least 1"
+    def test_default_must_satisfy_constraints_even_when_a_value_is_given(self):
+        """Heat's parameters.Schema._validate_default: the template is refused
+        ("Invalid default 0 (...)") whatever value is passed."""
+        err = _fails(_template, {"n": {"type": "number", "default": 0,
+                                       "constraints": [{"range": {"min": 1}}]}})
+        assert (err.path, err.reason) == ("parameters.n.default",
+                                          "Invalid default 0 (0 must be at least 1)")
+        hidden = _fails(_template, {"p": {"type": "string", "default": "", "hidden": True,
+                                          "constraints": [{"allowed_pattern": "[a-z]+"}]}})
+        assert "''" not in str(hidden) and "Invalid default (" in str(hidden)
 
     def test_list_constraints_check_items_and_length(self):
         tmpl = _template(

@@ -284,8 +284,11 @@ class TestErrors:
         assert str(err) == "outputs.url.value: resource web has no attribute 'ip'"
 
     def test_output_bad_function(self):
-        err = _fails({}, outputs={"o": {"value": {"str_split": [","]}}})
-        assert err.path == "outputs.o.value.str_split"
+        # Heat's output.validate checks which functions are used, it does not
+        # resolve them: a value that fails is None at run time, not a refusal.
+        _validate({}, outputs={"o": {"value": {"str_split": [","]}}})
+        err = _fails({}, outputs={"o": {"value": {"x": {"Fn::Select": [0, [1]]}}}})
+        assert err.path == "outputs.o.value.x.Fn::Select"
 
 
 class TestCycles:

@@ -113,3 +113,26 @@ def test_idle_pools_are_bounded_in_number_and_time():
     late = workers.WorkerPool(1)
     cache.give_back(late, 1)  # after close: stopped, not kept
     assert not late.alive and not any(p.alive for p in pools)
+
+
+def test_parked_actions_free_their_thread_and_resume_on_it():
+    """An action that parks gives its thread to others (nestedflow.flows.parking)."""
+    pool = workers.WorkerPool(active=1, waits=0)
+    order = []
+
+    def parks(name):
+        order.append(f"{name} start")
+        thread = threading.current_thread()
+        workers.park(0.2)
+        assert threading.current_thread() is thread
+        order.append(f"{name} end")
+        return name
+
+    try:
+        futures = [pool.submit(parks, name) for name in ("a", "b", "c")]
+        assert [f.result(timeout=TIMEOUT) for f in futures] == ["a", "b", "c"]
+        # All three started on one thread before any of them ended.
+        assert order[:3] == ["a start", "b start", "c start"]
+        assert pool.threads == 1
+    finally:
+        pool.shutdown(wait=True)

@@ -7,16 +7,13 @@ Create Date: 2026-11-21 20:39:40.075830
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import mysql
+
+from nestedflow.db.migrations.column_types import JSON, TIMESTAMP
 
 revision = "0001"
 down_revision = None
 branch_labels = None
 depends_on = None
-
-# Frozen copies of the column types as they were at this revision.
-TIMESTAMP = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
-JSON = sa.JSON().with_variant(mysql.JSON(), "mysql", "mariadb")
 
 
 def upgrade():

@@ -1,0 +1,58 @@
+"""``stack event list|show`` (and the older ``stack events``)."""
+
+
+from nestedflow.cmd.commands import bases, columns, listing, resources, tables
+
+FIELDS = ("id", "timestamp", "resource_name", "action", "status", "status_reason",
+          "physical_id", "engine_id")
+#: The table's columns without --long: what fits 80 columns.
+SHORT = ("timestamp", "resource_name", "action", "status", "status_reason")
+
+
+class ListEvent(tables.Lister):
+    """List a stack's events, oldest first."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("stack", metavar="<stack>", help="name or ID of stack to query")
+        parser.add_argument("--resource", metavar="<resource>",
+                            help="only the events of this resource")
+        resources.add_nested_depth(parser)
+        tables.add_long_argument(
+            parser, "the event id, physical id and the engine (or conductor) that ran "
+            "the action")
+        listing.add_arguments(parser, FIELDS)
+        return parser
+
+    def take_action(self, parsed_args):
+        stack = self.app.find_stack(parsed_args.stack)
+        found = self.app.engine.list_events(stack.id, nested_depth=parsed_args.nested_depth)
+        if parsed_args.resource:
+            found = [e for e in found if e.resource_name == parsed_args.resource]
+        found = listing.select(found, parsed_args, "id")
+        names = tables.pick_columns(parsed_args, FIELDS, SHORT)
+        return names, [columns.row(e, names) for e in found]
+
+
+class ShowEvent(bases.ShowOne):
+    """Show one event of a stack's resource."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("stack", metavar="<stack>", help="name or ID of stack")
+        parser.add_argument("resource", metavar="<resource>",
+                            help="name of the resource (the stack's name for stack events)")
+        parser.add_argument("event", metavar="<event>", help="ID of the event")
+        return parser
+
+    def take_action(self, parsed_args):
+        from nestedflow import exceptions
+
+        stack = self.app.find_stack(parsed_args.stack)
+        for event in self.app.engine.list_events(stack.id):
+            if (str(event.id) == parsed_args.event
+                    and event.resource_name == parsed_args.resource):
+                return FIELDS + ("stack_name",), columns.row(event, FIELDS) + (stack.name,)
+        raise exceptions.NestedflowError(
+            f"Event {parsed_args.event} of {parsed_args.resource} not found in stack "
+            f"{stack.name}")

@@ -1,0 +1,272 @@
+"""``stack create|update|delete|list|show`` (as ``openstack stack ...``)."""
+
+import dataclasses
+
+from nestedflow import states
+from nestedflow.cmd.commands import bases, columns, previews, tables, templates, waiting
+
+#: ``stack show`` fields, in heatclient's order where it has them.
+STACK_FIELDS = ("id", "name", "action", "status", "status_reason", "parent_id",
+                "disable_rollback", "created_at", "updated_at", "outputs")
+LIST_COLUMNS = ("id", "name", "action", "status", "created_at", "updated_at")
+#: ``stack list --tag-mode`` (heatclient's) -> Engine.list_stacks keyword.
+TAG_MODES = {None: "tags", "any": "tags_any", "not": "not_tags", "not-any": "not_tags_any"}
+
+
+def _fields(stack):
+    # Every field of the engine's view (new ones show up by themselves),
+    # outputs last as heatclient prints them.
+    if dataclasses.is_dataclass(stack):
+        names = [f.name for f in dataclasses.fields(stack) if f.name != "outputs"]
+        return tuple(names) + ("outputs",)
+    return STACK_FIELDS
+
+
+def stack_data(stack):
+    """``(names, values)`` of a stack for a ShowOne command."""
+    values = []
+    fields = _fields(stack)
+    for field in fields:
+        value = getattr(stack, field, None)
+        if field == "outputs":
+            values.append(columns.Outputs(dict(value or {})))
+        else:
+            values.append(columns.cell(value))
+    # heatclient's name for the combined state, which scripts grep for.
+    return fields + ("stack_status",), tuple(values) + (f"{stack.action}_{stack.status}",)
+
+
+class StackCommand(bases.ShowOne):
+    """A command that starts an action on a stack and shows the result.
+
+    The exit status is 1 when the stack did not reach ``<ACTION>_COMPLETE``
+    (after printing the stack, with one ``ERROR:`` line naming why).
+    """
+
+    #: The action that must complete for exit status 0.
+    action = None
+    exit_code = 0
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        waiting.add_wait_argument(parser)
+        return parser
+
+    def start(self, parsed_args):
+        """Start the action; returns the IN_PROGRESS Stack."""
+        raise NotImplementedError
+
+    def succeeded(self, stack):
+        return waiting.succeeded(stack, self.action)
+
+    def take_action(self, parsed_args):
+        started = self.start(parsed_args)
+        final, waited = waiting.settle(self.app, parsed_args, started)
+        if final is None:
+            from nestedflow import exceptions
+
+            raise exceptions.StackNotFound(started.id)
+        if waited and not self.succeeded(final):
+            self.exit_code = 1
+            self.app.stderr.write(waiting.failure_line(final))
+        return stack_data(final)
+
+    def run(self, parsed_args):
+        super().run(parsed_args)
+        return self.exit_code
+
+
+def add_tags_argument(parser):
+    parser.add_argument("--tags", metavar="<tag1,tag2...>",
+                        help="a list of tags to associate with the stack")
+
+
+def split_tags(text):
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def tags_kwargs(parsed_args):
+    """``tags=`` only when given: an update without --tags keeps them (Heat's PATCH)."""
+    if parsed_args.tags is None:
+        return {}
+    return {"tags": split_tags(parsed_args.tags)}
+
+
+def _stack_arg(parser, help_text="stack to act on (name or ID)"):
+    parser.add_argument("stack", metavar="<stack>", help=help_text)
+
+
+class CreateStack(StackCommand):
+    """Create a stack."""
+
+    action = states.CREATE
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("name", metavar="<stack-name>", help="name of the stack to create")
+        templates.add_template_arguments(parser, required=True)
+        parser.add_argument("--timeout", type=templates.positive_int, metavar="<timeout>",
+                            help="stack creation timeout in minutes")
+        rollback = parser.add_mutually_exclusive_group()
+        rollback.add_argument(
+            "--enable-rollback", dest="disable_rollback", action="store_false",
+            help="roll back a failed create (the default here; heatclient's default is "
+            "the opposite)")
+        rollback.add_argument(
+            "--disable-rollback", dest="disable_rollback", action="store_true",
+            help="leave a failed create as CREATE_FAILED instead of rolling back")
+        parser.set_defaults(disable_rollback=False)
+        add_tags_argument(parser)
+        previews.add_dry_run(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        if parsed_args.dry_run:
+            return previews.create_preview(self.app, parsed_args,
+                                           templates.template_kwargs(parsed_args))
+        return super().take_action(parsed_args)
+
+    def start(self, parsed_args):
+        kwargs = templates.template_kwargs(parsed_args)
+        kwargs.update(tags_kwargs(parsed_args))
+        return self.app.engine.create_stack(
+            parsed_args.name, disable_rollback=parsed_args.disable_rollback,
+            timeout=parsed_args.timeout, **kwargs)
+
+
+class UpdateStack(StackCommand):
+    """Update a stack."""
+
+    action = states.UPDATE
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _stack_arg(parser, "name or ID of stack to update")
+        templates.add_template_arguments(parser, required=False)
+        parser.add_argument(
+            "--existing", action="store_true",
+            help="re-use the template, parameters and environment of the current stack; "
+            "-t may then be left out, and what is given is merged with what is stored")
+        rollback = parser.add_mutually_exclusive_group()
+        rollback.add_argument(
+            "--rollback", dest="rollback", nargs="?", const="enabled",
+            choices=("enabled", "disabled", "keep"),
+            help="enabled: roll back if the update fails; disabled: do not; keep: as the "
+            "stack was created (default)")
+        rollback.add_argument("--no-rollback", dest="rollback", action="store_const",
+                              const="disabled", help="same as --rollback disabled")
+        parser.set_defaults(rollback="keep")
+        parser.add_argument("--timeout", type=templates.positive_int, metavar="<timeout>",
+                            help="stack update timeout in minutes (from this update on)")
+        add_tags_argument(parser)
+        previews.add_dry_run(parser, update=True)
+        return parser
+
+    def take_action(self, parsed_args):
+        if parsed_args.dry_run:
+            self._check_template(parsed_args)
+            stack = self.app.find_stack(parsed_args.stack)
+            return previews.update_preview(self.app, parsed_args, stack.id,
+                                           templates.template_kwargs(parsed_args))
+        return super().take_action(parsed_args)
+
+    @staticmethod
+    def _check_template(parsed_args):
+        from nestedflow.cmd.shell import CommandError
+
+        if parsed_args.template is None and not parsed_args.existing:
+            raise CommandError("a template (-t) is required unless --existing is given")
+
+    def start(self, parsed_args):
+        self._check_template(parsed_args)
+        kwargs = templates.template_kwargs(parsed_args)
+        kwargs.update(tags_kwargs(parsed_args))
+        if parsed_args.timeout is not None:
+            kwargs["timeout"] = parsed_args.timeout
+        stack = self.app.find_stack(parsed_args.stack)
+        disable_rollback = {"enabled": False, "disabled": True}.get(parsed_args.rollback)
+        return self.app.engine.update_stack(stack.id, existing=parsed_args.existing,
+                                            disable_rollback=disable_rollback, **kwargs)
+
+
+class DeleteStack(bases.Command):
+    """Delete stack(s)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("stacks", metavar="<stack>", nargs="+",
+                            help="stack(s) to delete (name or ID)")
+        parser.add_argument("-y", "--yes", action="store_true",
+                            help="skip the yes/no prompt (assume yes)")
+        waiting.add_wait_argument(parser)
+        return parser
+
+    def _confirmed(self):
+        isatty = getattr(self.app.stdin, "isatty", None)
+        if not (isatty and isatty()):
+            return True  # a script: heatclient asks only on a terminal too
+        self.app.stdout.write("Are you sure you want to delete this stack(s) [y/N]? ")
+        self.app.stdout.flush()
+        answer = self.app.stdin.readline().strip().lower()
+        return answer in ("y", "yes")
+
+    def take_action(self, parsed_args):
+        if not parsed_args.yes and not self._confirmed():
+            self.app.stdout.write("Stack(s) not deleted\n")
+            return 0
+        failures = 0
+        for name_or_id in parsed_args.stacks:
+            stack = self.app.find_stack(name_or_id)
+            started = self.app.engine.delete_stack(stack.id)
+            final, waited = waiting.settle(self.app, parsed_args, started)
+            if not waited:
+                self.app.stdout.write(f"Stack {started.name} {started.action}_"
+                                      f"{started.status}\n")
+            elif final is None or waiting.succeeded(final, states.DELETE):
+                self.app.stdout.write(f"Stack {started.name} deleted\n")
+            else:
+                failures += 1
+                self.app.stderr.write(waiting.failure_line(final))
+        return 1 if failures else 0
+
+
+class ListStack(tables.Lister):
+    """List stacks."""
+
+    def get_parser(self, prog_name):
+        from nestedflow.cmd.commands import listing
+
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--nested", "--show-nested", dest="show_nested",
+                            action="store_true", help="include nested stacks in the list")
+        parser.add_argument("--tags", metavar="<tag1,tag2...>",
+                            help="only stacks with these tags (see --tag-mode)")
+        parser.add_argument(
+            "--tag-mode", choices=("any", "not", "not-any"),
+            help="with --tags: 'any' (one of them), 'not' (not all of them), 'not-any' "
+            "(none of them); default: all of them")
+        listing.add_arguments(parser, LIST_COLUMNS)
+        return parser
+
+    def take_action(self, parsed_args):
+        from nestedflow.cmd.commands import listing
+
+        kwargs = {}
+        if parsed_args.tags:
+            kwargs[TAG_MODES[parsed_args.tag_mode]] = split_tags(parsed_args.tags)
+        stacks = self.app.engine.list_stacks(show_nested=parsed_args.show_nested, **kwargs)
+        stacks = listing.select(stacks, parsed_args, "id")
+        return LIST_COLUMNS, [columns.row(s, LIST_COLUMNS) for s in stacks]
+
+
+class ShowStack(bases.ShowOne):
+    """Show stack details."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _stack_arg(parser, "stack to display (name or ID)")
+        return parser
+
+    def take_action(self, parsed_args):
+        return stack_data(self.app.find_stack(parsed_args.stack))
+

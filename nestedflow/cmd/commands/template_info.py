@@ -1,0 +1,77 @@
+"""``template validate``, ``template version list``, ``template function list``
+(as heatclient's ``openstack orchestration template ...``)."""
+
+
+from nestedflow.cmd.commands import bases, tables
+
+_HOT = "heat_template_version."
+
+
+class ValidateTemplate(bases.ShowOne):
+    """Validate a template: print Heat's validate answer (YAML by default)."""
+
+    @property
+    def formatter_default(self):
+        return "yaml"
+
+    def get_parser(self, prog_name):
+        from nestedflow.cmd.commands import templates
+
+        parser = super().get_parser(prog_name)
+        templates.add_template_arguments(parser, required=True)
+        return parser
+
+    def take_action(self, parsed_args):
+        from nestedflow.cmd.commands import templates
+
+        kwargs = templates.template_kwargs(parsed_args)
+        answer = self.app.engine.validate_template(**kwargs)
+        names = tuple(answer)
+        return names, tuple(answer[name] for name in names)
+
+
+class ListTemplateVersion(tables.Lister):
+    """List the template versions this engine accepts."""
+
+    def take_action(self, parsed_args):
+        from nestedflow.template.functions import versions
+
+        aliases = {}
+        for name, version in versions.RELEASE_NAMES.items():
+            aliases.setdefault(version, []).append(_HOT + name)
+        return ("Version", "Type", "Aliases"), [
+            (_HOT + version, "hot", ", ".join(aliases.get(version, ())))
+            for version in versions.HOT_VERSIONS]
+
+
+class ListTemplateFunction(tables.Lister):
+    """List the intrinsic functions of a template version."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            "template_version", metavar="<template-version>", nargs="?",
+            help="template version, e.g. heat_template_version.2018-08-31 (or a date "
+                 "or release name)")
+        parser.add_argument("--template-version", dest="template_version_option",
+                            metavar="<template-version>", help="the same, as an option")
+        parser.add_argument("--with_conditions", "--with-conditions", action="store_true",
+                            help="also list the functions allowed in conditions")
+        return parser
+
+    def take_action(self, parsed_args):
+        from nestedflow.cmd.shell import CommandError
+        from nestedflow.template.functions import versions
+
+        requested = parsed_args.template_version or parsed_args.template_version_option
+        if not requested:
+            raise CommandError("a template version is required, e.g. "
+                               "heat_template_version.2018-08-31")
+        version = requested.removeprefix(_HOT)
+        version = versions.RELEASE_NAMES.get(version, version)
+        if version not in versions.HOT_VERSIONS:
+            raise CommandError(f"template version {requested!r} not found; see "
+                               "'nestedflow template version list'")
+        names = versions.available(version, with_conditions=parsed_args.with_conditions)
+        return ("Functions", "Description"), [
+            (name, versions.DESCRIPTIONS.get(name, "")) for name in names]

@@ -1,0 +1,222 @@
+"""The ``nestedflow`` command line: a cliff application.
+
+::
+
+    nestedflow [--db-url URL] [--jobboard-url URL] [--transport-url URL]
+               [--config-file FILE ...] [--debug] [-v|-q] [--log-file FILE]
+               COMMAND [ARGS]
+
+Every command is an entry point in the ``nestedflow.cli`` group (cliff turns
+``stack_create`` into ``stack create``); names and options follow
+``openstack stack ...`` (python-heatclient's OSC plugin) wherever the
+function is the same -- see doc/source/cli.rst for the mapping.
+
+Start-up is kept short: this module and the command modules import only
+cliff and the standard library; the engine, TaskFlow, oslo.messaging and
+the database drivers are imported when a command first touches
+``app.engine``.
+"""
+
+import logging
+import os
+import sys
+
+from cliff import app as cliff_app
+from cliff import commandmanager
+
+from nestedflow.cmd import logs
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_CONFIG_FILE = "/etc/nestedflow/nestedflow.conf"
+NAMESPACE = "nestedflow.cli"
+
+#: Global options that take a value, so ``-f json stack show x`` can be told
+#: apart from a command name.
+_VALUE_OPTIONS = frozenset({"--db-url", "--jobboard-url", "--transport-url", "--config-file",
+                            "--log-file", "--log-config-append", "--log-dir"})
+_FORMAT_OPTIONS = ("-f", "--format")
+
+
+class CommandError(Exception):
+    """A user mistake found by the command line itself (exit 1, one ``ERROR:`` line)."""
+
+
+def make_engine(db_url=None, jobboard_url=None, transport_url=None):
+    """Build the engine; tests replace this function to inject a fake."""
+    from nestedflow.engine.service import Engine
+
+    return Engine(db_url=db_url, jobboard_url=jobboard_url, transport_url=transport_url)
+
+
+def _version():
+    try:
+        from importlib.metadata import version
+
+        return version("nestedflow")
+    except Exception:  # not installed: running from a source tree
+        return "unknown"
+
+
+def _first(*values):
+    for value in values:
+        if value:
+            return value
+    return None
+
+
+def _display_url(engine):
+    from nestedflow.cmd.commands.database import display_url
+
+    db = getattr(engine, "db", None)
+    return display_url(getattr(db, "url", None))
+
+
+def move_global_format(argv):
+    """``-f json stack list`` -> ``stack list -f json``.
+
+    The argparse command line accepted ``-f`` before the command; in cliff
+    it belongs to each listing/showing command, so a leading one is moved
+    behind the command's own arguments (scripts written for the old
+    command line keep working).
+    """
+    argv = list(argv)
+    moved = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-"):
+            break  # the command name: everything after is the command's
+        if arg in _FORMAT_OPTIONS and i + 1 < len(argv):
+            moved += argv[i:i + 2]
+            del argv[i:i + 2]
+            continue
+        if arg.startswith("--format="):
+            moved.append(arg)
+            del argv[i]
+            continue
+        i += 2 if arg in _VALUE_OPTIONS else 1
+    return argv + moved
+
+
+class NestedflowApp(cliff_app.App):
+    """Global options, configuration and a lazily built engine."""
+
+    NAME = "nestedflow"
+    LOG = logging.getLogger("nestedflow.cli")
+    # Quiet by default: a command's answer is its output; -v shows INFO.
+    DEFAULT_VERBOSE_LEVEL = 0
+
+    def __init__(self, stdout=None, stderr=None):
+        super().__init__(
+            description="Heat-style stack orchestration on OpenStack TaskFlow.",
+            version=_version(),
+            command_manager=commandmanager.CommandManager(NAMESPACE),
+            stdout=stdout,
+            stderr=stderr,
+            deferred_help=True,
+        )
+        self._engine = None
+        self._conf = None
+
+    def build_option_parser(self, description, version, argparse_kwargs=None):
+        parser = super().build_option_parser(description, version, argparse_kwargs)
+        parser.prog = "nestedflow"
+        parser.add_argument(
+            "--db-url", metavar="URL",
+            help="SQLAlchemy URL of the state database (default: $NESTEDFLOW_DB_URL, "
+            "else [database] connection, else an SQLite file in the user's data dir)")
+        parser.add_argument(
+            "--jobboard-url", metavar="URL",
+            help="zookeeper://HOST:PORT/ROOT to hand traversals to conductors "
+            "(default: $NESTEDFLOW_JOBBOARD_URL, else [engine] jobboard_url, "
+            "else in-process)")
+        parser.add_argument(
+            "--transport-url", metavar="URL",
+            help="oslo.messaging transport (default: $NESTEDFLOW_TRANSPORT_URL, "
+            "else [DEFAULT] transport_url)")
+        parser.add_argument(
+            "--config-file", metavar="FILE", action="append", dest="config_files",
+            help=f"oslo.config file, may be repeated (default: {DEFAULT_CONFIG_FILE} "
+            "if it exists)")
+        logs.add_arguments(parser)
+        return parser
+
+    def configure_logging(self):
+        logs.configure(self.options, self.stderr, self.LOG)
+
+    def initialize_app(self, argv):
+        if not argv and not self.options.deferred_help:
+            # No command: cliff would start its interactive shell, which an
+            # operator typing ``nestedflow`` alone does not expect.
+            self.parser.print_usage(self.stderr)
+            self.stderr.write("nestedflow: error: a command is required "
+                              "(nestedflow --help lists them)\n")
+            raise SystemExit(2)
+
+    # -- what the commands use ---------------------------------------------
+
+    @property
+    def conf(self):
+        """oslo.config's CONF loaded from --config-file (first use only)."""
+        if self._conf is None:
+            from nestedflow import conf
+
+            self._conf = conf.load(self.options.config_files)
+        return self._conf
+
+    @property
+    def db_url(self):
+        return _first(self.options.db_url, os.environ.get("NESTEDFLOW_DB_URL"),
+                      self.conf.database.connection)
+
+    @property
+    def jobboard_url(self):
+        return _first(self.options.jobboard_url, os.environ.get("NESTEDFLOW_JOBBOARD_URL"),
+                      self.conf.engine.jobboard_url)
+
+    @property
+    def transport_url(self):
+        # None: the engine reads oslo.messaging's [DEFAULT] transport_url itself.
+        return _first(self.options.transport_url, os.environ.get("NESTEDFLOW_TRANSPORT_URL"))
+
+    @property
+    def engine(self):
+        """The Engine, built (and the database opened) on first use."""
+        if self._engine is None:
+            self._engine = make_engine(db_url=self.db_url, jobboard_url=self.jobboard_url,
+                                       transport_url=self.transport_url)
+            LOG.info("engine on %s, %s", _display_url(self._engine),
+                     "jobboard " + self.jobboard_url if self.jobboard_url else "in-process")
+        return self._engine
+
+    def find_stack(self, name_or_id):
+        """The Stack view named or identified by ``name_or_id``."""
+        return self.engine.get_stack(name_or_id)
+
+    def close(self):
+        if self._engine is not None:
+            engine, self._engine = self._engine, None
+            engine.close()
+
+    def clean_up(self, cmd, result, err):
+        self.close()
+        if isinstance(err, KeyboardInterrupt):
+            self.stderr.write("Interrupted; the stack may still be IN_PROGRESS.\n")
+
+
+def main(argv=None, stdout=None, stderr=None):
+    """Run one command; returns the exit code."""
+    if argv is None:
+        argv = sys.argv[1:]
+    app = NestedflowApp(stdout=stdout, stderr=stderr)
+    try:
+        return app.run(move_global_format(argv))
+    except SystemExit as exc:  # usage error (2) or --help / --version (0)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    finally:
+        app.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

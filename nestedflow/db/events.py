@@ -1,0 +1,52 @@
+"""The event log: every state a stack or a resource went through."""
+
+import sqlalchemy as sa
+
+from nestedflow.db import fencing, models
+
+#: What a resource write's event records (``e_<column>`` parameters).
+EVENT_COLUMNS = ("stack_id", "resource_name", "resource_id", "physical_id", "action",
+                  "status", "status_reason", "traversal_id", "engine_id", "timestamp")
+
+
+class EventStore:
+    """The events part of :class:`nestedflow.db.api.Database`."""
+
+    def _build_event_statements(self):
+        #: Event timestamps: the database's clock where it has one (fencing.db_now).
+        self._now = fencing.db_now(self.dialect)
+        self._event_insert_from_params = sa.insert(models.Event.__table__).values(
+            {name: self._event_value(f"e_{name}", name) for name in EVENT_COLUMNS})
+
+    def _event_value(self, param, name):
+        """What an event insert writes into column ``name``: parameter
+        ``param``, but the database's own time for the timestamp."""
+        if name == "timestamp" and self._now is not None:
+            return self._now
+        return sa.bindparam(param, type_=models.Event.__table__.c[name].type)
+
+    def on_resource_events(self, callback):
+        """Call ``callback(resource_row, events)`` after a resource write
+        recorded ``events`` (dicts of the event columns), in the writer's
+        thread once the write succeeded."""
+        self._event_listeners.append(callback)
+
+    def _events_written(self, row, events):
+        for callback in self._event_listeners:
+            callback(row, events)
+
+    def add_event(self, stack_id, resource_name, action, status, reason, **values):
+        with self.writer() as session:
+            session.add(models.Event(stack_id=stack_id, resource_name=resource_name,
+                                     action=action, status=status, status_reason=reason,
+                                     **values))
+
+    def list_events(self, stack_id):
+        with self.reader() as session:
+            return list(
+                session.scalars(
+                    sa.select(models.Event)
+                    .where(models.Event.stack_id == stack_id)
+                    .order_by(models.Event.id)
+                )
+            )

@@ -1,0 +1,121 @@
+"""Heartbeats of embedded engines, and the stacks their dead runs left.
+
+An embedded engine (no jobboard) runs traversals in its own threads; if the
+process is killed, nothing else knows its runs ended. It therefore beats
+(:class:`HeartbeatStore.beat`), names its runs after itself, and any
+engine finds the stacks whose run belongs to an engine that stopped
+beating (:meth:`HeartbeatStore.orphaned_stacks`). Times are the
+database's clock, so engines on hosts with skewed clocks agree.
+"""
+
+import sqlalchemy as sa
+
+from nestedflow import states
+from nestedflow.db import fencing, models
+
+#: Missed beats after which an engine counts as dead.
+MISSED_BEATS = 3
+#: Between an engine's id and its run's part in an owner token: not a
+#: character of a conductor's name, so the two never mix.
+SEPARATOR = "@"
+#: The run part of a traversal a jobboard engine stored and is posting:
+#: the outbox mark, written in the transaction that stores the traversal.
+UNPOSTED = "unposted"
+
+
+class HeartbeatStore:
+    """The heartbeat part of :class:`nestedflow.db.api.Database`."""
+
+    def _clock(self):
+        """Now, by the database's clock where it has one."""
+        now = fencing.db_now(self.dialect)
+        return now if now is not None else sa.literal(models.utcnow(), type_=models.Timestamp)
+
+    def beat(self, engine_id, host, pid, interval):
+        """Record that ``engine_id`` is alive now."""
+        table = models.EngineHeartbeat.__table__
+        now = self._clock()
+        with self._engine.begin() as conn:
+            updated = conn.execute(sa.update(table).where(table.c.id == engine_id)
+                                   .values(updated_at=now, report_interval=interval)).rowcount
+            if not updated:
+                conn.execute(sa.insert(table).values(
+                    id=engine_id, host=host, pid=pid, report_interval=interval,
+                    created_at=now, updated_at=now))
+
+    def forget_engine(self, engine_id):
+        """A clean shutdown: the engine's runs have ended."""
+        table = models.EngineHeartbeat.__table__
+        with self._engine.begin() as conn:
+            conn.execute(sa.delete(table).where(table.c.id == engine_id))
+
+    def _is_dead(self, table):
+        """SQL: the engine of heartbeat row ``table`` missed its beats."""
+        seconds = table.c.report_interval * MISSED_BEATS
+        if self.dialect == "postgresql":
+            return table.c.updated_at < self._clock() - sa.func.make_interval(
+                0, 0, 0, 0, 0, 0, seconds)
+        if self.dialect in ("mysql", "mariadb"):
+            return table.c.updated_at < sa.func.timestampadd(
+                sa.text("MICROSECOND"), sa.cast(-seconds * 1000000, sa.Integer), self._clock())
+        return (sa.func.julianday(table.c.updated_at)
+                < sa.func.julianday(self._clock()) - seconds / 86400.0)
+
+    def engine_alive(self, engine_id):
+        """False once ``engine_id`` stopped beating (or never beat here, or
+        shut down): its runs are over; True while it beats."""
+        table = models.EngineHeartbeat.__table__
+        with self._single.connect() as conn:
+            found = conn.execute(sa.select(self._is_dead(table))
+                                 .where(table.c.id == engine_id)).first()
+        return found is not None and not found[0]
+
+    def orphaned_stacks(self):
+        """(stack id, traversal, action) of every stack IN_PROGRESS whose
+        run (or queued run) -- owner ``<engine id>@...`` -- belongs to an
+        embedded engine that stopped beating or is gone."""
+        return [row[:3] for row in self._dead_engines_stacks(
+            self._owner_like(f"%{SEPARATOR}%"),
+            sa.not_(self._owner_like(f"%{SEPARATOR}{UNPOSTED}")))]
+
+    def unposted_stacks(self):
+        """The same for the stacks a jobboard engine stored (owner
+        ``<engine id>@unposted``, until a conductor claims the job) and
+        then died: perhaps before it posted their job. Rows are (stack id,
+        traversal, action, owner)."""
+        return self._dead_engines_stacks(self._owner_like(f"%{SEPARATOR}{UNPOSTED}"))
+
+    def take_over_unposted(self, stack_id, traversal_id, owner, new_owner):
+        """Make ``new_owner`` the one to post the traversal a dead engine
+        (``owner``) stored; False if another engine or a run got it first."""
+        stacks = models.Stack.__table__
+        with self._engine.begin() as conn:
+            return conn.execute(
+                sa.update(stacks)
+                .where(stacks.c.id == stack_id, stacks.c.current_traversal == traversal_id,
+                       stacks.c.traversal_owner == owner)
+                .values(traversal_owner=new_owner)).rowcount == 1
+
+    @staticmethod
+    def _owner_like(pattern):
+        return models.Stack.__table__.c.traversal_owner.like(pattern)
+
+    def _dead_engines_stacks(self, *owner_conditions):
+        stacks, beats = models.Stack.__table__, models.EngineHeartbeat.__table__
+        engine_of_run = stacks.c.traversal_owner.like(beats.c.id + SEPARATOR + "%")
+        query = (sa.select(stacks.c.id, stacks.c.current_traversal, stacks.c.action,
+                           stacks.c.traversal_owner)
+                 .outerjoin(beats, engine_of_run)
+                 .where(stacks.c.status == states.IN_PROGRESS, stacks.c.deleted_at.is_(None),
+                        *owner_conditions,
+                        sa.or_(beats.c.id.is_(None), self._is_dead(beats)))
+                 .order_by(stacks.c.nested_depth.desc(), stacks.c.created_at))
+        with self._single.connect() as conn:
+            return [tuple(row) for row in conn.execute(query)]
+
+    def forget_dead_engines(self):
+        """Remove the heartbeats of dead engines (a run naming an engine
+        with no heartbeat is known dead just the same)."""
+        beats = models.EngineHeartbeat.__table__
+        with self._engine.begin() as conn:
+            conn.execute(sa.delete(beats).where(self._is_dead(beats)))

@@ -1,0 +1,42 @@
+"""A statement the server dropped the connection under is tried again.
+
+When a PostgreSQL or MariaDB server restarts, fails over, or terminates
+sessions (``pg_terminate_backend``), every pooled connection dies; the
+first statement on each fails with a disconnect and SQLAlchemy replaces
+the pool. Without a retry that statement's resource action -- and so the
+whole stack -- failed. The server rolls back whatever a dropped session
+had not committed, so running the call again from the start is safe;
+oslo.db's ``wrap_db_retry`` does that for disconnects only, a few times,
+backing off.
+
+A call whose COMMIT reached the server just before the connection dropped
+is the one case a retry sees twice: its compare-and-swap then finds its
+own write and reports the row as taken (the run stops as if fenced, and
+is resumed from its journal) -- never a write applied twice.
+"""
+
+import functools
+
+from oslo_db import api as oslo_db_api
+
+#: Attempts after the first, and the first pause (doubling up to the max).
+MAX_RETRIES = 5
+RETRY_INTERVAL = 0.2
+MAX_RETRY_INTERVAL = 2.0
+
+
+def on_disconnect(method):
+    """``method`` retried when its connection was dropped."""
+    wrapped = oslo_db_api.wrap_db_retry(
+        max_retries=MAX_RETRIES, retry_interval=RETRY_INTERVAL,
+        max_retry_interval=MAX_RETRY_INTERVAL, inc_retry_interval=True,
+        retry_on_disconnect=True)(method)
+    return functools.wraps(method)(wrapped)
+
+
+def retry_methods(cls, names):
+    """Wrap each of ``names`` of ``cls`` (defined on it or inherited) with
+    :func:`on_disconnect`; returns ``cls``."""
+    for name in names:
+        setattr(cls, name, on_disconnect(getattr(cls, name)))
+    return cls

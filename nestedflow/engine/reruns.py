@@ -1,0 +1,98 @@
+"""Partial re-runs, and stopping and continuing a create or update.
+
+``rerun`` re-runs chosen resources of a settled stack as an UPDATE
+traversal to its current template (or, ``checks_only``, a CHECK traversal
+running only their checks); ``stop`` is ``cancel_update(rollback=False)``;
+``continue_stack`` picks a stopped (or failed) create or update up where it
+stopped. All are traversals like any other: a later update supersedes them,
+``cancel_update`` stops them, conductors run them, fencing applies.
+"""
+
+import uuid
+
+from nestedflow import exceptions, states
+from nestedflow.db import plans
+from nestedflow.engine import tenancy
+from nestedflow.stacks.definition import load_definition
+
+
+def rerun(engine, stack_id, resources, with_dependents=False, with_dependencies=False,
+          checks_only=False, context=None):
+    stack = engine.stacks.live_stack(stack_id)
+    _require_settled(stack, "re-run")
+    if stack.action == states.DELETE:
+        raise exceptions.ActionNotAllowed(f"stack {stack.name} is deleted; nothing to re-run")
+    if isinstance(resources, str):
+        resources = [resources]
+    if not resources:
+        raise exceptions.ActionNotAllowed("name at least one resource to re-run")
+    definition = load_definition(engine.db, engine.registry, stack, stack.raw_template_id)
+    for name in resources:
+        if name not in definition.resources:
+            raise exceptions.ResourceNotFound(stack.name, name)
+    requires = {name: set(deps) for name, deps in definition.dependencies().items()}
+    selected = set(resources)
+    if with_dependents:
+        needed_by = {name: set() for name in requires}
+        for name, deps in requires.items():
+            for dep in deps:
+                needed_by.setdefault(dep, set()).add(name)
+        selected |= _closure(resources, needed_by)
+    if with_dependencies:
+        selected |= _closure(resources, requires)
+    action = states.CHECK if checks_only else states.UPDATE
+    ordered = [name for name in definition.resources if name in selected]
+    what = "checks of" if checks_only else "re-run of"
+    traversal_id = str(uuid.uuid4())
+    plans.begin_with_plan(engine.db, stack, traversal_id, action, "rerun", ordered,
+                          checks_only=checks_only,
+                          reason=f"Stack {action} started: {what} {', '.join(ordered)}",
+                          **_context_values(context))
+    engine._dispatch(stack.id, traversal_id, "RERUN")
+    return engine.get_stack(stack.id)
+
+
+def continue_stack(engine, stack_id, context=None):
+    stack = engine.stacks.live_stack(stack_id)
+    _require_settled(stack, "continue")
+    if stack.action not in (states.CREATE, states.UPDATE) or stack.status != states.FAILED:
+        raise exceptions.ActionNotAllowed(
+            f"stack {stack.name} is {stack.action}_{stack.status}: only a stopped (or "
+            "failed) create or update can be continued")
+    traversal_id = str(uuid.uuid4())
+    reason = f"Stack {stack.action} continued"
+    if stack.action == states.CREATE:
+        plans.begin_with_plan(engine.db, stack, traversal_id, states.CREATE, "continue", [],
+                              reason=reason, **_context_values(context))
+        engine._dispatch(stack.id, traversal_id, "CONTINUE")
+    else:
+        # An update converges from whatever exists: running it again with
+        # the same template (and the same previous one to roll back to)
+        # picks up where the stopped one was.
+        engine.db.begin_traversal(stack.id, stack.current_traversal, traversal_id,
+                                  states.UPDATE, status_reason=reason,
+                                  **_context_values(context))
+        engine._dispatch(stack.id, traversal_id, states.UPDATE)
+    return engine.get_stack(stack.id)
+
+
+def _context_values(context):
+    # The request's context travels with the traversal, as for any action.
+    return {} if context is None else {"request_context": tenancy.stored(context)}
+
+
+def _require_settled(stack, what):
+    if stack.status == states.IN_PROGRESS:
+        raise exceptions.ActionNotAllowed(
+            f"stack {stack.name} is {stack.action}_IN_PROGRESS; {what} it once it settles "
+            "(or stop it first)")
+
+
+def _closure(start, edges):
+    found, todo = set(), list(start)
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in found:
+                found.add(nxt)
+                todo.append(nxt)
+    return found

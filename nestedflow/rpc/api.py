@@ -1,0 +1,138 @@
+"""The engine's RPC API: its versions, methods and wire format.
+
+Every public :class:`nestedflow.Engine` method is an RPC method of the same
+name taking the same keyword arguments; ``context`` travels as the message
+context (oslo.context's ``to_dict()``), not as an argument. Results are
+:mod:`nestedflow.engine.views` objects, sent as their ``to_dict()``.
+
+Version history (a client pinned with ``version_cap`` sends each call at
+the version that introduced the method and refuses newer methods; the
+server accepts every call of its major version up to its minor)::
+
+    1.0  create_stack(name, template, parameters, files, environment,
+                      disable_rollback, timeout) -> Stack
+         update_stack(stack_id, template, parameters, files, environment,
+                      existing, disable_rollback) -> Stack
+         delete_stack, suspend_stack, resume_stack, check_stack(stack_id) -> Stack
+         cancel_update(stack_id, rollback) -> Stack
+         get_stack(stack_id) -> Stack
+         list_stacks(show_nested) -> [Stack]
+         list_resources(stack_id, nested_depth) -> [Resource]
+         list_events(stack_id, nested_depth) -> [Event]
+         wait(stack_id, timeout) -> Stack   (the client calls it in slices of
+                                             [rpc] wait_interval seconds)
+    1.1  count_stacks(show_nested) -> int
+    1.2  validate_template(template, files, environment, parameters) -> dict
+         (Heat's validate answer)
+    1.3  list_checks(stack_id, nested_depth, latest) -> [CheckResult]
+         stop_stack(stack_id) -> Stack
+         continue_stack(stack_id) -> Stack
+         rerun(stack_id, resources, with_dependents, with_dependencies,
+               checks_only) -> Stack
+    1.4  create_stack(..., adopt_stack_data, tags), update_stack(..., timeout,
+         tags), list_stacks(..., tags, tags_any, not_tags, not_tags_any): the
+         new arguments are sent (at 1.4) only when given
+         preview_stack(name, template, parameters, files, environment, timeout,
+                       disable_rollback) -> dict
+         preview_update_stack(stack_id, template, parameters, files, environment,
+                              existing, show_nested) -> dict
+         get_template, get_environment, get_files(stack_id) -> dict
+         abandon_stack(stack_id, abandon) -> dict
+         stack_snapshot(stack_id, name) -> dict; list_snapshots(stack_id) -> [dict]
+         show_snapshot, delete_snapshot(stack_id, snapshot_id)
+         restore_snapshot(stack_id, snapshot_id) -> Stack
+         mark_resource_unhealthy(stack_id, resource_name, mark_unhealthy,
+                                 resource_status_reason)
+
+Actions (create, update, delete, suspend, resume, check, cancel) return
+once the traversal is stored, with the stack IN_PROGRESS -- as Heat's
+``create_stack`` returns the stack identity before the stack is built.
+"""
+
+import dataclasses
+
+from nestedflow.engine import checks, views
+from nestedflow.messaging.serializer import ContextSerializer
+
+#: The newest version this code speaks.
+VERSION = "1.4"
+
+#: Method name -> version that introduced it.
+METHODS = {
+    "create_stack": "1.0",
+    "update_stack": "1.0",
+    "delete_stack": "1.0",
+    "suspend_stack": "1.0",
+    "resume_stack": "1.0",
+    "check_stack": "1.0",
+    "cancel_update": "1.0",
+    "get_stack": "1.0",
+    "list_stacks": "1.0",
+    "list_resources": "1.0",
+    "list_events": "1.0",
+    "wait": "1.0",
+    "count_stacks": "1.1",
+    "validate_template": "1.2",
+    "list_checks": "1.3",
+    "stop_stack": "1.3",
+    "continue_stack": "1.3",
+    "rerun": "1.3",
+    "preview_stack": "1.4",
+    "preview_update_stack": "1.4",
+    "get_template": "1.4",
+    "get_environment": "1.4",
+    "get_files": "1.4",
+    "abandon_stack": "1.4",
+    "stack_snapshot": "1.4",
+    "list_snapshots": "1.4",
+    "show_snapshot": "1.4",
+    "delete_snapshot": "1.4",
+    "restore_snapshot": "1.4",
+    "mark_resource_unhealthy": "1.4",
+}
+
+#: Arguments added to a method after the version that introduced it: the
+#: client sends them, at that version, only when given.
+LATER_ARGUMENTS = {
+    "create_stack": ("1.4", ("adopt_stack_data", "tags")),
+    "update_stack": ("1.4", ("timeout", "tags")),
+    "list_stacks": ("1.4", ("tags", "tags_any", "not_tags", "not_tags_any")),
+}
+
+#: Where clients rebuild nestedflow's errors from (oslo.messaging's
+#: ``allowed_remote_exmods``): only RemoteFailure crosses the wire.
+ALLOWED_REMOTE_EXMODS = ["nestedflow.exceptions"]
+
+_VIEW_KEY = "nestedflow.view"
+_VIEWS = {cls.__name__: cls for cls in (views.Stack, views.Resource, views.Event,
+                                        checks.CheckResult)}
+
+
+def register_view(cls):
+    """Let a view class (a :mod:`nestedflow.engine.views` dataclass with
+    ``to_dict``/``from_dict``) cross the wire by its class name."""
+    _VIEWS[cls.__name__] = cls
+    return cls
+
+
+class EngineSerializer(ContextSerializer):
+    """Views as tagged dicts; the context as oslo.context's dict.
+
+    An empty context stands for "no context": the server then acts as the
+    embedded default does (see :mod:`nestedflow.engine.tenancy`).
+    """
+
+    def serialize_entity(self, ctxt, entity):
+        if dataclasses.is_dataclass(entity) and type(entity).__name__ in _VIEWS:
+            return {_VIEW_KEY: type(entity).__name__, "fields": entity.to_dict()}
+        if isinstance(entity, (list, tuple)):
+            return [self.serialize_entity(ctxt, item) for item in entity]
+        return entity
+
+    def deserialize_entity(self, ctxt, entity):
+        if isinstance(entity, dict) and _VIEW_KEY in entity:
+            cls = _VIEWS.get(entity[_VIEW_KEY])
+            return entity["fields"] if cls is None else cls.from_dict(entity["fields"])
+        if isinstance(entity, list):
+            return [self.deserialize_entity(ctxt, item) for item in entity]
+        return entity

@@ -1,0 +1,262 @@
+"""EngineClient: the Engine API over oslo.messaging, for hosts that do not
+embed nestedflow in-process (``nestedflow-engine`` serves it)."""
+
+import functools
+import inspect
+import os
+import time
+
+import oslo_messaging as messaging
+
+from nestedflow import exceptions
+from nestedflow.rpc import api
+
+#: Seconds added to a wait slice's call timeout for the round trip.
+_WAIT_MARGIN = 10.0
+
+
+def _remote(method):
+    """Call the RPC method of the same name, ``context`` as the message context."""
+    name = method.__name__
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        del arguments["self"]
+        context = arguments.pop("context")
+        return self._call(context, name, **arguments)
+
+    return call
+
+
+class EngineClient:
+    """The methods of :class:`nestedflow.Engine`, with the same signatures,
+    served by a ``nestedflow-engine`` on ``conf.rpc.topic``.
+
+    ``conf`` is an oslo.config object (the host's; default nestedflow's
+    global one); the broker is its ``[DEFAULT] transport_url`` unless
+    ``transport_url`` is given. ``version_cap`` pins the RPC API version
+    sent (for rolling upgrades: a client pinned to ``"1.0"`` talks to
+    services of any 1.x and refuses methods newer than 1.0). Errors raised
+    by the engine arrive as the same :mod:`nestedflow.exceptions` classes
+    with the same messages.
+    """
+
+    def __init__(self, transport_url=None, conf=None, *, topic=None, version_cap=None,
+                 timeout=None):
+        if conf is None:
+            from nestedflow.conf import CONF as conf
+        self.conf = conf
+        self._transport = messaging.get_rpc_transport(
+            conf, url=transport_url, allowed_remote_exmods=api.ALLOWED_REMOTE_EXMODS)
+        target = messaging.Target(topic=topic or conf.rpc.topic, version=api.VERSION)
+        self._client = messaging.get_rpc_client(
+            self._transport, target, version_cap=version_cap,
+            serializer=api.EngineSerializer(), timeout=timeout)
+
+    def _call(self, context, method, _timeout=None, **kwargs):
+        version = api.METHODS[method]
+        later_version, later = api.LATER_ARGUMENTS.get(method, (None, ()))
+        for name in later:
+            # Sent only when given, so that an older server still serves the call.
+            if kwargs.get(name) is None:
+                kwargs.pop(name, None)
+            else:
+                version = later_version
+        prepared = self._client.prepare(version=version,
+                                        **({"timeout": _timeout} if _timeout else {}))
+        try:
+            return prepared.call(context, method, **kwargs)
+        except exceptions.RemoteFailure as failure:
+            raise exceptions.from_remote(failure) from None
+
+    # -- lifecycle (1.0) ----------------------------------------------------
+
+    def create_stack(self, name, template, parameters=None, files=None, environment=None,
+                     disable_rollback=False, timeout=None, adopt_stack_data=None, tags=None,
+                     context=None):
+        return self._call(context, "create_stack", name=name,
+                          template=_local_template(template), parameters=parameters,
+                          files=files, environment=environment,
+                          disable_rollback=disable_rollback, timeout=timeout,
+                          adopt_stack_data=adopt_stack_data, tags=tags)
+
+    def update_stack(self, stack_id, template, parameters=None, files=None, environment=None,
+                     existing=False, disable_rollback=None, timeout=None, tags=None,
+                     context=None):
+        return self._call(context, "update_stack", stack_id=stack_id,
+                          template=_local_template(template), parameters=parameters,
+                          files=files, environment=environment, existing=existing,
+                          disable_rollback=disable_rollback, timeout=timeout, tags=tags)
+
+    @_remote
+    def delete_stack(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def suspend_stack(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def resume_stack(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def check_stack(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def cancel_update(self, stack_id, rollback=True, context=None):
+        pass
+
+    # -- reading (1.0) ------------------------------------------------------
+
+    @_remote
+    def get_stack(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def list_stacks(self, show_nested=False, tags=None, tags_any=None, not_tags=None,
+                    not_tags_any=None, context=None):
+        pass
+
+    @_remote
+    def list_resources(self, stack_id, nested_depth=0, context=None):
+        pass
+
+    @_remote
+    def list_events(self, stack_id, nested_depth=0, context=None):
+        pass
+
+    def wait(self, stack_id, timeout=None, context=None):
+        """Block until the stack is no longer IN_PROGRESS; returns it.
+
+        Waits on the server in slices of ``[rpc] wait_interval`` seconds, so
+        no call outlives ``rpc_response_timeout`` however long the stack takes.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        interval = self.conf.rpc.wait_interval
+        while True:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            piece = interval if remaining is None else max(0.0, min(interval, remaining))
+            try:
+                return self._call(context, "wait", _timeout=piece + _WAIT_MARGIN,
+                                  stack_id=stack_id, timeout=piece)
+            except exceptions.WaitTimeout:
+                if remaining is not None and remaining <= interval:
+                    # The engine's own message, about the whole wait.
+                    stack = self.get_stack(stack_id, context=context)
+                    raise exceptions.WaitTimeout(
+                        f"stack {stack.name} still {stack.action}_IN_PROGRESS "
+                        f"after {timeout}s") from None
+
+    # -- 1.1 ----------------------------------------------------------------
+
+    @_remote
+    def count_stacks(self, show_nested=False, context=None):
+        pass
+
+    # -- 1.2 ----------------------------------------------------------------
+
+    def validate_template(self, template, files=None, environment=None, parameters=None,
+                          context=None):
+        return self._call(context, "validate_template", template=_local_template(template),
+                          files=files, environment=environment, parameters=parameters)
+
+    # -- 1.3 ----------------------------------------------------------------
+
+    @_remote
+    def list_checks(self, stack_id, nested_depth=0, latest=False, context=None):
+        pass
+
+    @_remote
+    def stop_stack(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def continue_stack(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def rerun(self, stack_id, resources, with_dependents=False, with_dependencies=False,
+              checks_only=False, context=None):
+        pass
+
+    # -- 1.4 ----------------------------------------------------------------
+
+    def preview_stack(self, name, template, parameters=None, files=None, environment=None,
+                      timeout=None, disable_rollback=False, context=None):
+        return self._call(context, "preview_stack", name=name,
+                          template=_local_template(template), parameters=parameters,
+                          files=files, environment=environment, timeout=timeout,
+                          disable_rollback=disable_rollback)
+
+    def preview_update_stack(self, stack_id, template, parameters=None, files=None,
+                             environment=None, existing=False, show_nested=False,
+                             context=None):
+        return self._call(context, "preview_update_stack", stack_id=stack_id,
+                          template=_local_template(template), parameters=parameters,
+                          files=files, environment=environment, existing=existing,
+                          show_nested=show_nested)
+
+    @_remote
+    def get_template(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def get_environment(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def get_files(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def abandon_stack(self, stack_id, abandon=True, context=None):
+        pass
+
+    @_remote
+    def stack_snapshot(self, stack_id, name=None, context=None):
+        pass
+
+    @_remote
+    def list_snapshots(self, stack_id, context=None):
+        pass
+
+    @_remote
+    def show_snapshot(self, stack_id, snapshot_id, context=None):
+        pass
+
+    @_remote
+    def delete_snapshot(self, stack_id, snapshot_id, context=None):
+        pass
+
+    @_remote
+    def restore_snapshot(self, stack_id, snapshot_id, context=None):
+        pass
+
+    @_remote
+    def mark_resource_unhealthy(self, stack_id, resource_name, mark_unhealthy=True,
+                                resource_status_reason="", context=None):
+        pass
+
+    def close(self):
+        self._transport.cleanup()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _local_template(template):
+    """A template given as a path is read here: the server cannot see our files."""
+    if isinstance(template, (str, os.PathLike)) and "\n" not in str(template) \
+            and os.path.isfile(template):
+        with open(template, encoding="utf-8") as f:
+            return f.read()
+    return template

@@ -1,0 +1,31 @@
+"""The actions and statuses of stacks and resources, as stored and shown.
+
+A stack's or a resource's state is an action and a status
+(``CREATE_COMPLETE``), the names Heat uses (``heat.engine.resource.Resource``
+and ``heat.engine.stack.Stack``: ``ACTIONS`` and ``STATUSES``).
+"""
+
+#: No action yet: a resource row whose object was never created.
+INIT = "INIT"
+CREATE = "CREATE"
+UPDATE = "UPDATE"
+DELETE = "DELETE"
+#: The convergence pass of a rollback (an update back to the previous template).
+ROLLBACK = "ROLLBACK"
+SUSPEND = "SUSPEND"
+RESUME = "RESUME"
+CHECK = "CHECK"
+#: Only in stack-change notifications: a cancel was requested.
+CANCEL = "CANCEL"
+
+ACTIONS = (INIT, CREATE, UPDATE, DELETE, ROLLBACK, SUSPEND, RESUME, CHECK)
+
+IN_PROGRESS = "IN_PROGRESS"
+COMPLETE = "COMPLETE"
+FAILED = "FAILED"
+
+STATUSES = (IN_PROGRESS, COMPLETE, FAILED)
+
+#: How a cancel ends (``stacks.cancel_requested``): roll back, or just stop.
+CANCEL_ROLLBACK = "rollback"
+CANCEL_STOP = "stop"

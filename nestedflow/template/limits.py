@@ -1,0 +1,101 @@
+"""Size limits on what a user hands in (templates, environments, parameter
+values), checked while parsing so nothing oversized is stored or walked.
+
+A YAML alias refers to an already-built value, so parsing "billion laughs"
+is cheap; every later walk (validation, deep copies, JSON dumps) expands it.
+:func:`check_structure` counts values as those walks would and stops at the
+limit, so its own cost is bounded by ``[engine] max_template_values``.
+"""
+
+import json
+from collections.abc import Mapping
+
+from nestedflow.conf import CONF
+from nestedflow.exceptions import StackValidationFailed
+
+
+def check_structure(data, what="template"):
+    """Raise StackValidationFailed if ``data`` nests deeper than
+    ``[engine] max_template_depth`` or expands to more than
+    ``[engine] max_template_values`` values; ``what`` names it in the error."""
+    max_values = CONF.engine.max_template_values
+    max_depth = CONF.engine.max_template_depth
+    count = 0
+    # Iterative: a recursive walk would itself hit Python's recursion limit.
+    # An entry's trail is (parent's trail, key), turned into a path only
+    # for the error.
+    stack = [(data, 0, None)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        value, depth, trail = pop()
+        count += 1
+        if count > max_values:
+            raise StackValidationFailed(
+                f"{what} holds more than {max_values} values (YAML aliases expand "
+                "each time they are used)")
+        # Concrete types first: the Mapping ABC check is slow, and this runs
+        # over every value of every template.
+        if isinstance(value, dict):
+            children = value.items()
+        elif isinstance(value, list):
+            children = enumerate(value)
+        elif isinstance(value, (str, int, float, type(None))):
+            continue
+        elif isinstance(value, Mapping):
+            children = value.items()
+        elif isinstance(value, tuple):
+            children = enumerate(value)
+        else:
+            continue
+        if depth >= max_depth:
+            raise StackValidationFailed(
+                f"nested deeper than the limit of {max_depth} levels",
+                path=_path(what, trail))
+        depth += 1
+        for key, child in children:
+            push((child, depth, (trail, key)))
+
+
+def check_counts(parameters, outputs):
+    """Raise StackValidationFailed if a template declares more parameters or
+    outputs than ``[engine] max_parameters`` / ``max_outputs``."""
+    for section, names, limit in (("parameters", parameters, CONF.engine.max_parameters),
+                                  ("outputs", outputs, CONF.engine.max_outputs)):
+        if isinstance(names, Mapping) and len(names) > limit:
+            raise StackValidationFailed(
+                f"{len(names)} {section} exceed the limit of {limit}", path=section)
+
+
+def check_parameter_value(value, path):
+    """Raise StackValidationFailed if one parameter value (as given by the
+    user) is larger than ``[engine] max_parameter_size`` bytes or too deep."""
+    limit = CONF.engine.max_parameter_size
+    if isinstance(value, (str, bytes)):
+        size = len(value) if isinstance(value, bytes) else len(value.encode("utf-8", "replace"))
+    elif isinstance(value, (Mapping, list, tuple)):
+        check_structure(value, path)
+        try:
+            size = len(json.dumps(value, default=str))
+        except (TypeError, ValueError, RecursionError):
+            size = 0  # not JSON: the parameter's type check names the problem
+    else:
+        return
+    if size > limit:
+        raise StackValidationFailed(
+            f"value is {size} bytes, more than the limit of {limit} bytes", path=path)
+
+
+def _path(what, trail):
+    keys = []
+    while trail is not None:
+        trail, key = trail
+        keys.append(str(key))
+    return ".".join([what, *reversed(keys)])
+
+
+def check_parameters_mapping(parameters):
+    """Parameters are a mapping of names to values (or absent)."""
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise StackValidationFailed(
+            f"parameters must be a mapping of names to values, not "
+            f"{type(parameters).__name__}", path="parameters")

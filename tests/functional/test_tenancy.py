@@ -1,0 +1,98 @@
+"""Request contexts and tenancy through the embedded Engine (the RPC side is
+in test_rpc.py): a project sees only its own stacks, an admin sees all,
+nested stacks inherit their parent's project, plugins get the context."""
+
+import pytest
+from oslo_context import context as oslo_context
+
+from nestedflow import exceptions
+from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources import nested, none
+
+SEEN = []
+
+
+class Recording(none.NoneResource):
+    """Remembers the request context each create was given."""
+
+    def create(self):
+        SEEN.append(self.context.request_context)
+        return super().create()
+
+
+TYPES = {"OS::Heat::None": none.NoneResource, "Test::Recording": Recording,
+         "OS::Heat::Stack": nested.StackResource}
+
+CHILD = {"heat_template_version": "2018-08-31",
+         "resources": {"r": {"type": "Test::Recording"}}}
+TEMPLATE = {"heat_template_version": "2018-08-31",
+            "resources": {"r": {"type": "Test::Recording"},
+                          "child": {"type": "OS::Heat::Stack",
+                                    "properties": {"template": CHILD}}}}
+
+
+def ctx(project, admin=False, user="u1"):
+    return oslo_context.RequestContext(project_id=project, user_id=user, is_admin=admin,
+                                       roles=["admin"] if admin else ["member"],
+                                       auth_token="secret-token", overwrite=False)
+
+
+@pytest.fixture
+def engine(make_engine, db_url):
+    return make_engine(db_url, registry=ResourceRegistry.for_testing(TYPES))
+
+
+def test_projects_see_only_their_own_stacks(engine, stack_name):
+    a, b, admin = ctx("project-a"), ctx("project-b"), ctx("admin-project", admin=True)
+    del SEEN[:]
+    mine = engine.create_stack(stack_name, TEMPLATE, context=a)
+    assert engine.wait(mine.id, context=a).stack_status == "CREATE_COMPLETE"
+    assert mine.project_id == "project-a"
+
+    # B: as if it did not exist, by id and by name, for every method.
+    for call in (lambda s: engine.get_stack(s, context=b),
+                 lambda s: engine.list_resources(s, context=b),
+                 lambda s: engine.list_events(s, context=b),
+                 lambda s: engine.update_stack(s, TEMPLATE, context=b),
+                 lambda s: engine.delete_stack(s, context=b),
+                 lambda s: engine.check_stack(s, context=b),
+                 lambda s: engine.wait(s, context=b)):
+        for ref in (mine.id, stack_name):
+            with pytest.raises(exceptions.StackNotFound, match=f"Stack {ref} not found"):
+                call(ref)
+    assert engine.list_stacks(context=b) == []
+    assert engine.get_stack(mine.id).stack_status == "CREATE_COMPLETE"
+
+    # Names are unique per project: B may use A's.
+    theirs = engine.create_stack(stack_name, TEMPLATE, context=b)
+    engine.wait(theirs.id)
+    assert [s.id for s in engine.list_stacks(context=a)] == [mine.id]
+    assert engine.get_stack(stack_name, context=b).id == theirs.id
+    with pytest.raises(exceptions.StackExists):
+        engine.create_stack(stack_name, TEMPLATE, context=a)
+
+    # The nested stack is A's too; every plugin got A's context, without its token.
+    nested_stacks = [s for s in engine.list_stacks(show_nested=True, context=admin)
+                     if s.parent_id == mine.id]
+    assert [s.project_id for s in nested_stacks] == ["project-a"]
+    mine_seen = SEEN[:2]
+    assert [c.project_id for c in mine_seen] == ["project-a", "project-a"]
+    assert {c.request_id for c in mine_seen} == {a.request_id}
+    assert all(c.auth_token is None for c in mine_seen)
+
+    # Admin sees, updates and deletes both.
+    assert {mine.id, theirs.id} <= {s.id for s in engine.list_stacks(context=admin)}
+    engine.update_stack(theirs.id, TEMPLATE, context=admin)
+    assert engine.wait(theirs.id, context=admin).stack_status == "UPDATE_COMPLETE"
+    engine.delete_stack(mine.id, context=admin)
+    assert engine.wait(mine.id, context=admin).stack_status == "DELETE_COMPLETE"
+
+    # Every event carries the request id of the action it belongs to; the
+    # nested stack's events the request that created their parent.
+    events = engine.list_events(theirs.id, nested_depth=1)
+    assert {e.request_id for e in events if e.action == "CREATE"} == {b.request_id}
+    assert {e.request_id for e in events if e.action == "UPDATE"} == {admin.request_id}
+
+    # A deletes its own; no context is the embedded default: sees everything.
+    engine.delete_stack(theirs.id, context=b)
+    assert engine.wait(theirs.id).stack_status == "DELETE_COMPLETE"
