@@ -9,6 +9,9 @@ database's clock, so engines on hosts with skewed clocks agree.
 """
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql as mysql_dialect
+from sqlalchemy.dialects import postgresql as postgresql_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from nestedflow import states
 from nestedflow.db import fencing, models
@@ -32,16 +35,28 @@ class HeartbeatStore:
         return now if now is not None else sa.literal(models.utcnow(), type_=models.Timestamp)
 
     def beat(self, engine_id, host, pid, interval):
-        """Record that ``engine_id`` is alive now."""
+        """Record that ``engine_id`` is alive now.
+
+        One upsert statement: on InnoDB, an UPDATE that matches no row
+        takes a gap lock, and two engines starting together that both
+        follow it with their INSERT deadlock on each other's gap (seen
+        with three conductors starting at once on MariaDB).
+        """
         table = models.EngineHeartbeat.__table__
         now = self._clock()
+        values = dict(id=engine_id, host=host, pid=pid, report_interval=interval,
+                      created_at=now, updated_at=now)
+        changed = dict(updated_at=now, report_interval=interval)
+        if self.dialect in ("mysql", "mariadb"):
+            statement = mysql_dialect.insert(table).values(**values).on_duplicate_key_update(
+                **changed)
+        else:
+            insert = (postgresql_dialect.insert if self.dialect == "postgresql"
+                      else sqlite_dialect.insert)
+            statement = insert(table).values(**values).on_conflict_do_update(
+                index_elements=[table.c.id], set_=changed)
         with self._engine.begin() as conn:
-            updated = conn.execute(sa.update(table).where(table.c.id == engine_id)
-                                   .values(updated_at=now, report_interval=interval)).rowcount
-            if not updated:
-                conn.execute(sa.insert(table).values(
-                    id=engine_id, host=host, pid=pid, report_interval=interval,
-                    created_at=now, updated_at=now))
+            conn.execute(statement)
 
     def forget_engine(self, engine_id):
         """A clean shutdown: the engine's runs have ended."""

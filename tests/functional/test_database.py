@@ -321,3 +321,47 @@ def test_postgresql_runs_one_statement_transactions_without_begin_and_commit(
         db.get_stack("not-stored")
     with db._engine.connect() as conn:
         assert conn.execute(templates).scalar() == before
+
+
+def test_engines_starting_together_all_record_their_heartbeat(db_url):
+    """Engines (conductors) starting at the same moment each insert their
+    heartbeat row. An UPDATE-then-INSERT deadlocked on MariaDB (the UPDATE
+    that finds no row takes a gap lock the other engine's INSERT waits on);
+    the beat is one upsert, so every engine's first beat succeeds, and a
+    second beat moves the row's time instead of adding one."""
+    dbs = [api.Database(db_url) for _ in range(6)]
+    dbs[0].sync()
+    errors = []
+    try:
+        for attempt in range(5):
+            start = threading.Barrier(len(dbs))
+
+            def first_beat(db, number):
+                start.wait()
+                try:
+                    db.beat(f"e{attempt}-{number}", "host", 1, 5.0)
+                except Exception as error:  # noqa: BLE001 -- reported below
+                    errors.append(error)
+
+            threads = [threading.Thread(target=first_beat, args=(db, n))
+                       for n, db in enumerate(dbs)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(30)
+        assert errors == []
+        table = models.EngineHeartbeat.__table__
+        with dbs[0]._engine.connect() as conn:
+            assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar() == 30
+            before = conn.execute(sa.select(table.c.updated_at)
+                                  .where(table.c.id == "e0-0")).scalar()
+        time.sleep(0.01)
+        dbs[0].beat("e0-0", "host", 1, 7.0)
+        with dbs[0]._engine.connect() as conn:
+            rows = conn.execute(sa.select(table.c.updated_at, table.c.report_interval)
+                                .where(table.c.id == "e0-0")).all()
+        assert len(rows) == 1 and rows[0][1] == 7.0 and rows[0][0] > before
+        assert dbs[0].engine_alive("e0-0")
+    finally:
+        for db in dbs:
+            db.dispose()
