@@ -2,6 +2,7 @@
 
 import threading
 import time
+import uuid
 
 import pytest
 import sqlalchemy as sa
@@ -332,6 +333,8 @@ def test_engines_starting_together_all_record_their_heartbeat(db_url):
     dbs = [api.Database(db_url) for _ in range(6)]
     dbs[0].sync()
     errors = []
+    # The session's database is shared with other tests' engines.
+    prefix = uuid.uuid4().hex[:8]
     try:
         for attempt in range(5):
             start = threading.Barrier(len(dbs))
@@ -339,7 +342,7 @@ def test_engines_starting_together_all_record_their_heartbeat(db_url):
             def first_beat(db, number):
                 start.wait()
                 try:
-                    db.beat(f"e{attempt}-{number}", "host", 1, 5.0)
+                    db.beat(f"{prefix}-{attempt}-{number}", "host", 1, 5.0)
                 except Exception as error:  # noqa: BLE001 -- reported below
                     errors.append(error)
 
@@ -352,16 +355,17 @@ def test_engines_starting_together_all_record_their_heartbeat(db_url):
         assert errors == []
         table = models.EngineHeartbeat.__table__
         with dbs[0]._engine.connect() as conn:
-            assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar() == 30
+            assert conn.execute(sa.select(sa.func.count()).select_from(table)
+                                .where(table.c.id.like(f"{prefix}-%"))).scalar() == 30
             before = conn.execute(sa.select(table.c.updated_at)
-                                  .where(table.c.id == "e0-0")).scalar()
+                                  .where(table.c.id == f"{prefix}-0-0")).scalar()
         time.sleep(0.01)
-        dbs[0].beat("e0-0", "host", 1, 7.0)
+        dbs[0].beat(f"{prefix}-0-0", "host", 1, 7.0)
         with dbs[0]._engine.connect() as conn:
             rows = conn.execute(sa.select(table.c.updated_at, table.c.report_interval)
-                                .where(table.c.id == "e0-0")).all()
+                                .where(table.c.id == f"{prefix}-0-0")).all()
         assert len(rows) == 1 and rows[0][1] == 7.0 and rows[0][0] > before
-        assert dbs[0].engine_alive("e0-0")
+        assert dbs[0].engine_alive(f"{prefix}-0-0")
     finally:
         for db in dbs:
             db.dispose()
