@@ -91,6 +91,12 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore):
     def writer(self):
         return self._facade.writer.using(_Ctx())
 
+    def begin(self):
+        """A Core transaction (``with db.begin() as conn``): for writes made
+        many times per resource, where the ORM session's unit of work costs
+        more than the statements."""
+        return self._engine.begin()
+
     def reader(self):
         return self._facade.reader.using(_Ctx())
 

@@ -31,6 +31,12 @@ class ResourceStore:
             return [models.ResourceRow.from_mapping(found._mapping)
                     for found in conn.execute(query, {"w_stack": stack_id})]
 
+    def read_resource(self, resource_id):
+        """The row as it is now, unlocked and detached; None if there is none."""
+        with self._single.connect() as conn:
+            found = conn.execute(self._resource_by_id, {"w_id": resource_id}).first()
+        return None if found is None else models.ResourceRow.from_mapping(found._mapping)
+
     def get_resource(self, resource_id):
         with self.reader() as session:
             return session.get(models.Resource, resource_id)
@@ -39,63 +45,82 @@ class ResourceStore:
         """Every row of the stack that may still own a physical object."""
         return self._resource_rows(self._resources_of_stack, stack_id)
 
-    def add_replacement(self, row, holder, template_id, requires, type_name, traversal_id):
-        """A new, not yet current, row (locked by ``holder``) to replace ``row``."""
+    def add_replacement(self, row, holder, template_id, requires, type_name, traversal_id,
+                        start=None, event=None):
+        """A new, not yet current, row (locked by ``holder``) to replace ``row``.
+
+        ``start``: values to insert it with (its action's IN_PROGRESS, as
+        :meth:`try_lock_resource`'s ``start``), recorded as an event by
+        ``event`` in the same transaction.
+        """
         with self.writer() as session:
             # First statement: fenced (and kept so, see fencing) to the commit.
             if not session.execute(sa.select(fencing.not_taken_over()),
                                    fencing.holder_params(row.stack_id, holder)).scalar():
                 raise exceptions.ResourceLocked(row.name, "a newer owner")
+            values = {"action": states.INIT, "status": states.COMPLETE,
+                      "traversal_id": traversal_id, **(start or {})}
             new = models.Resource(
                 stack_id=row.stack_id, name=row.name, type=type_name,
-                template_id=template_id, action=states.INIT, status=states.COMPLETE,
-                requires=sorted(requires), needed_by=[], deletion_policy=row.deletion_policy,
-                replaces=row.id, current=False, engine_id=holder,
-                traversal_id=traversal_id,
+                template_id=template_id, requires=sorted(requires), needed_by=[],
+                deletion_policy=row.deletion_policy, replaces=row.id, current=False,
+                engine_id=holder, **values,
             )
             session.add(new)
             session.flush()
-            return new
+            events = self._event_params(new, [start], event) if start and event else ()
+            if events:
+                session.execute(self._event_insert_from_params,
+                                [{f"e_{name}": value for name, value in fields.items()}
+                                 for fields in events])
+        if events and self._event_listeners:
+            self._events_written(new, events)
+        return new
 
-    def swap_current(self, old, new, holder):
+    def swap_current(self, old, new, holder, release=False):
         """Make ``new`` the current version of the resource instead of ``old``.
 
         Used both ways: a replacement taking over, and a rollback giving the
-        original back.
+        original back. ``release``: also give back both locks.
 
         One transaction with compare-and-swap on both rows: either the
         replacement is current and the original waits for cleanup, or
         nothing changed.
         """
-        with self.writer() as session:
-            for row, values in ((old, {"current": False, "replaced_by": new.id}),
-                                (new, {"current": True, "replaced_by": None})):
-                result = session.execute(
-                    sa.update(models.Resource)
-                    .where(models.Resource.id == row.id,
-                           models.Resource.atomic_key == row.atomic_key,
-                           models.Resource.engine_id == holder,
+        table = models.Resource.__table__
+        swaps = ((old, {"current": False, "replaced_by": new.id}),
+                 (new, {"current": True, "replaced_by": None}))
+        if release:
+            swaps = tuple((row, {**values, "engine_id": None}) for row, values in swaps)
+        with self._engine.begin() as conn:
+            for row, values in swaps:
+                result = conn.execute(
+                    sa.update(table)
+                    .where(table.c.id == row.id,
+                           table.c.atomic_key == row.atomic_key,
+                           table.c.engine_id == holder,
                            fencing.not_taken_over())
                     .values(atomic_key=row.atomic_key + 1, **values),
                     fencing.holder_params(row.stack_id, holder),
                 )
                 if result.rowcount != 1:
                     raise exceptions.ResourceLocked(row.name, "a newer owner")
-        for row, values in ((old, {"current": False, "replaced_by": new.id}),
-                            (new, {"current": True, "replaced_by": None})):
-            for key, value in values.items():
-                setattr(row, key, value)
-            row.atomic_key += 1
+        for row, values in swaps:
+            _applied(row, values)
 
     def set_edges(self, edges):
         """Rewrite requires/needed_by of current rows: ``{id: (requires, needed_by)}``."""
-        with self.writer() as session:
-            for row_id, (requires, needed_by) in edges.items():
-                session.execute(
-                    sa.update(models.Resource)
-                    .where(models.Resource.id == row_id)
-                    .values(requires=sorted(requires), needed_by=sorted(needed_by))
-                )
+        if not edges:
+            return
+        table = models.Resource.__table__
+        with self._engine.begin() as conn:
+            conn.execute(
+                sa.update(table).where(table.c.id == sa.bindparam("w_id"))
+                .values(requires=sa.bindparam("v_requires"),
+                        needed_by=sa.bindparam("v_needed_by")),
+                [{"w_id": row_id, "v_requires": sorted(requires),
+                  "v_needed_by": sorted(needed_by)}
+                 for row_id, (requires, needed_by) in edges.items()])
 
     def lock_resource(self, resource_id, holder, may_steal=None):
         """Take the resource lock for ``holder``; returns the locked row.
@@ -106,11 +131,9 @@ class ResourceStore:
         opens (no transaction waits on anything outside the database); the
         write then takes the lock only if the row is unchanged since.
         """
-        with self._single.connect() as conn:
-            found = conn.execute(self._resource_by_id, {"w_id": resource_id}).first()
-        if found is None:
+        row = self.read_resource(resource_id)
+        if row is None:
             raise exceptions.ResourceNotFound(None, resource_id)
-        row = models.ResourceRow.from_mapping(found._mapping)
         if row.engine_id not in (None, holder) and not (may_steal and may_steal(row)):
             raise exceptions.ResourceLocked(row.name, row.engine_id)
         table = models.Resource.__table__
@@ -244,8 +267,9 @@ class ResourceStore:
         """update_resource's write, in the caller's transaction; ``row`` is
         left as it was (apply ``values`` once committed: :func:`_applied`).
 
-        ``writes``: the successive writes ``values`` merges, each recorded
-        as an event of its own (default: ``values`` alone). ``ownership``
+        ``writes``: the successive writes ``values`` merges, each that sets
+        an action or status recorded as an event of its own (default:
+        ``values`` alone). ``ownership``
         (see :meth:`write_free_resource`): the row must be free instead of
         locked by ``holder``, and the traversal still the stack's.
         """
@@ -261,10 +285,10 @@ class ResourceStore:
                           w_owner=ownership["w_owner"])
         else:
             params.update(fencing.holder_params(row.stack_id, holder))
-        if event is None:
+        events = self._event_params(row, writes or [values], event) if event else ()
+        if not events:
             result = conn.execute(self._cas_statement(columns, free), params)
         else:
-            events = self._event_params(row, writes or [values], event)
             if self.dialect == "postgresql":
                 # One statement: the events are inserted only if the write
                 # happened, so its row count is the write's.
@@ -297,6 +321,8 @@ class ResourceStore:
         fields = []
         for values in writes:
             current.update(values)
+            if "action" not in values and "status" not in values:
+                continue  # not a state change: no event (a kept resource's data)
             fields.append({
                 "stack_id": row.stack_id,
                 "resource_name": row.name,

@@ -51,6 +51,11 @@ class TraversalScope:
         self.cleanup_started = False
         #: Pre- and post-checks of the resource actions (nestedflow.checks).
         self.checks = CheckRunner(self)
+        #: Resource row id -> whether this run's converge task left that
+        #: row current (kept or updated in place) rather than replaced: its
+        #: cleanup then has nothing to do and need not read it. A run
+        #: resumed after a crash does not know the converges done before.
+        self.converged = {}
         #: A re-run's or continue's plan (nestedflow.db.plans), else None.
         self.plan = None
         # Per task run (TaskFlow runs each task in its own worker thread):

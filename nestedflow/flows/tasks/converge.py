@@ -31,24 +31,29 @@ class ConvergeResource(ResourceTask):
         super().__init__(scope, row, requires=[SYMBOL.format(n) for n in dependency_names],
                          provides=SYMBOL.format(row.name))
 
-    def _current(self):
-        """Lock the current version: an older traversal may have replaced ours."""
+    def _current(self, start=None):
+        """Lock the current version: an older traversal may have replaced
+        ours. ``start``: as :meth:`TraversalScope.lock`'s, for each version
+        locked (it writes nothing to one that was replaced)."""
         scope = self.scope
-        row = scope.lock(self.row_id)
+        row = scope.lock(self.row_id, start=start)
         while row.replaced_by is not None:
             scope.release(row)
-            row = scope.lock(row.replaced_by)
+            row = scope.lock(row.replaced_by, start=start)
         return row
 
     def execute(self, traversal, **inputs):
         scope = self.scope
-        row = self._current()
-        if row.traversal_id == scope.traversal_id and row.status == states.COMPLETE and (
-            row.action in (states.UPDATE, states.CREATE)
-        ):
+        plan = {}
+        row = self._current(start=lambda row: self._start(row, inputs, plan))
+        if plan.get("change") == changes.UNCHANGED:
+            return self._done(row, None)  # written and released with the lock
+        if plan.get("change") == changes.UPDATE:
+            return self._update_in_place(row, plan["properties"], inputs)
+        if self._rerun_done(row):
             # Re-run after a crash: the journal may not have kept the result,
             # so what the revert must undo comes from the row.
-            return {**output_of(scope.release(row)), "undo": stored_undo(row, scope)}
+            return self._done(scope.release(row), stored_undo(row, scope))
         properties = self.resolve(inputs, row)
         if self._decide(row, properties) == changes.CREATE:
             undo = {"created": row.id}
@@ -57,12 +62,9 @@ class ConvergeResource(ResourceTask):
             # object made now is the current version again.
             row = self.create_on(row, properties, type_name=self._new_type(), release=True,
                                  undo=undo, revive=not row.current)
-            return {**output_of(row), "undo": undo}
+            return self._done(row, undo)
         try:
-            if external.unchanged_on_update(
-                    row.name, row.type, (row.attr_data or {}).get("data"),
-                    scope.definition.external_id(self.resource_name)):
-                properties = row.properties_data or {}
+            properties = self._external_properties(row, properties)
         except exceptions.NotSupported as error:
             raise self.fail(row, states.UPDATE, error) from error
         # An in-place update of this traversal that a crash interrupted is
@@ -74,18 +76,65 @@ class ConvergeResource(ResourceTask):
         # replace it (as Heat does); cleanup deletes whatever the old row made.
         if change == changes.REPLACE:
             return self._replace(row, properties, inputs)
+        if change == changes.UNCHANGED:
+            row = scope.write(row, release=True, **self._kept(row))
+            return self._done(row, None)
+        row = scope.write(row, event=scope.runtime.engine_id, **self._updating())
+        return self._update_in_place(row, properties, inputs)
+
+    def _start(self, row, inputs, plan):
+        """What to write with the lock (:meth:`TraversalScope.lock`), decided
+        from the row as locked: all of a kept resource's write (it releases
+        the lock), or an in-place update's IN_PROGRESS -- one commit less
+        each. ``plan`` learns the decision. Anything else (a replaced
+        version, a re-run, a create, a replacement, an error to record) is
+        left to :meth:`execute`, which decides again with the row locked."""
+        if row.replaced_by is not None or self._rerun_done(row) or self._resumes_in_place(row):
+            return None
+        try:
+            properties = self._external_properties(row, self.resolve(inputs))
+            change = self._decide(row, properties)
+            if change == changes.UNCHANGED:
+                values = {**self._kept(row), "engine_id": None}
+            elif change == changes.UPDATE:
+                values = self._updating()
+            else:
+                return None
+        except Exception:  # recorded on the locked row by execute's slow path
+            return None
+        plan.update(change=change, properties=properties)
+        return values
+
+    def _rerun_done(self, row):
+        return row.traversal_id == self.scope.traversal_id and row.status == states.COMPLETE and (
+            row.action in (states.UPDATE, states.CREATE))
+
+    def _external_properties(self, row, properties):
+        """An adopted (``external_id``) resource's properties stay as they were."""
+        if external.unchanged_on_update(
+                row.name, row.type, (row.attr_data or {}).get("data"),
+                self.scope.definition.external_id(self.resource_name)):
+            return row.properties_data or {}
+        return properties
+
+    def _kept(self, row):
+        """The write of a resource the update leaves as it is: no plugin
+        action, but dependents still get its data."""
+        scope = self.scope
+        data = dict(row.attr_data or {})
+        data.pop(UNDO, None)
+        data["attrs"] = self.attributes(scope.plugin(row, row.properties_data or {}))
+        return {"attr_data": data, "traversal_id": scope.traversal_id}
+
+    def _updating(self):
+        return {"action": states.UPDATE, "status": states.IN_PROGRESS,
+                "status_reason": "state changed", "traversal_id": self.scope.traversal_id}
+
+    def _update_in_place(self, row, properties, inputs):
+        """Update the object of ``row``, which is UPDATE_IN_PROGRESS."""
+        scope = self.scope
         old = row.properties_data or {}
         plugin = scope.plugin(row, old)
-        if change == changes.UNCHANGED:
-            # Unchanged: no plugin action, but dependents still get its data.
-            data = dict(row.attr_data or {})
-            data.pop(UNDO, None)
-            data["attrs"] = self.attributes(plugin)
-            row = scope.write(row, release=True, attr_data=data,
-                              traversal_id=scope.traversal_id)
-            return {**output_of(row), "undo": None}
-        row = scope.set_state(row, states.UPDATE, states.IN_PROGRESS, "state changed",
-                              traversal_id=scope.traversal_id)
         try:
             scope.checks.before(plugin, states.UPDATE)
             new_id = plugin.update(properties, old)
@@ -106,6 +155,12 @@ class ConvergeResource(ResourceTask):
         row = scope.set_state(row, states.UPDATE, states.COMPLETE, "state changed", release=True,
                               properties_data=properties, attr_data=data,
                               physical_id=new_id or row.physical_id)
+        return self._done(row, undo)
+
+    def _done(self, row, undo):
+        """The task's result once ``row`` is converged (and released); tells
+        the cleanup whether this task's row is still the current one."""
+        self.scope.converged[self.row_id] = row.id == self.row_id and bool(row.current)
         return {**output_of(row), "undo": undo}
 
     def _decide(self, row, properties):
@@ -138,16 +193,19 @@ class ConvergeResource(ResourceTask):
         scope = self.scope
         requires = [value["row"] for value in inputs_by_name(inputs).values()
                     if isinstance(value, dict) and value.get("row")]
+        # Inserted CREATE_IN_PROGRESS: its create's start costs no commit.
         new = scope.db.add_replacement(row, scope.holder, scope.stack.raw_template_id,
                                        requires, type_name=self._new_type(),
-                                       traversal_id=scope.traversal_id)
+                                       traversal_id=scope.traversal_id,
+                                       start=self.creating(row, properties),
+                                       event=scope.runtime.engine_id)
         scope.mark_held(new.id, True)
         undo = {"replaced": row.id, "replacement": new.id}
-        new = self.create_on(new, properties, undo=undo)
-        scope.db.swap_current(row, new, scope.holder)
-        scope.release(row)
-        new = scope.release(new)
-        return {**output_of(new), "undo": undo}
+        new = self.create_on(new, properties, undo=undo, started=True)
+        scope.db.swap_current(row, new, scope.holder, release=True)
+        scope.mark_held(row.id, False)
+        scope.mark_held(new.id, False)
+        return self._done(new, undo)
 
     def revert(self, traversal=None, result=None, flow_failures=None, **inputs):
         scope = self.scope

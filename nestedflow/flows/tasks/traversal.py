@@ -268,4 +268,10 @@ def _record_graph(scope):
         requires[row.id] = {rows[d].id for d in dependencies.get(name, ()) if d in rows}
         for dep in requires[row.id]:
             needed_by[dep].add(row.id)
-    scope.db.set_edges({i: (requires[i], needed_by[i]) for i in requires})
+    # Only the rows whose edges changed: an update that keeps the graph
+    # (the common case) writes none instead of one statement per resource.
+    current = {row.id: row for row in rows.values()}
+    scope.db.set_edges({
+        i: (requires[i], needed_by[i]) for i in requires
+        if (sorted(requires[i]), sorted(needed_by[i]))
+        != (sorted(current[i].requires or ()), sorted(current[i].needed_by or ()))})
