@@ -1,28 +1,12 @@
 """The ``[database]`` group is oslo.db's own (``connection`` and pool options).
 
-Unset ``connection`` means an SQLite file in the user's data directory;
+Unset ``connection`` means an SQLite file in the user's data directory
+(:func:`nestedflow.db.migration.default_url`);
 the sample config documents these options under the ``oslo.db`` namespace.
 """
 
-import os
-
-import platformdirs
 from oslo_config import cfg
 from oslo_db import options as db_options
-
-
-def default_url():
-    """SQLite file in the user's data directory (NESTEDFLOW_DB_URL overrides)."""
-    url = os.environ.get("NESTEDFLOW_DB_URL")
-    if url:
-        return url
-    return "sqlite:///" + os.path.join(default_data_dir(), "nestedflow.sqlite")
-
-
-def default_data_dir():
-    """Where the default SQLite file lives (created on first use)."""
-    return os.path.abspath(platformdirs.user_data_dir("nestedflow"))
-
 
 #: oslo.db's default keeps 5 connections: a conductor's resource actions
 #: (8 workers per job, 2 jobs) then open and close a new server connection

@@ -17,25 +17,16 @@ The tables are laid out for convergence from the start:
   objects in; its unique ``create_key`` makes a re-run create a no-op.
 """
 
-import datetime
-
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import DeclarativeBase
 
-
-def utcnow():
-    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
-
-
-# MySQL's DATETIME drops fractions unless asked; event ordering needs them.
-Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
-# Templates and attribute data can be large; MySQL's JSON is LONGTEXT already.
-Json = sa.JSON().with_variant(mysql.JSON(), "mysql", "mariadb")
+from nestedflow.db import schema
+from nestedflow.db.schema import Json, Timestamp, utcnow  # every table's; used as models.*
 
 
 class Base(DeclarativeBase):
-    pass
+    # Shared with the Core tables of nestedflow.db.schema.
+    metadata = schema.METADATA
 
 
 class RawTemplate(Base):
@@ -50,48 +41,9 @@ class RawTemplate(Base):
 
 
 class Stack(Base):
-    __tablename__ = "stacks"
-    __table_args__ = (
-        sa.Index("ix_stacks_name", "name"),
-        sa.Index("ix_stacks_parent_id", "parent_id"),
-        sa.Index("ix_stacks_root_id", "root_id"),
-        sa.Index("ix_stacks_project_id", "project_id"),
-    )
-
-    id = sa.Column(sa.String(36), primary_key=True)
-    name = sa.Column(sa.String(255), nullable=False)
-    raw_template_id = sa.Column(sa.Integer, sa.ForeignKey("raw_templates.id"), nullable=False)
-    prev_raw_template_id = sa.Column(sa.Integer, sa.ForeignKey("raw_templates.id"))
-    action = sa.Column(sa.String(16), nullable=False)
-    status = sa.Column(sa.String(16), nullable=False)
-    status_reason = sa.Column(sa.Text, nullable=False, default="")
-    current_traversal = sa.Column(sa.String(36), nullable=False)
-    # The run (job claim) of the current traversal allowed to write: a
-    # conductor that lost its claim while paused is fenced off by this.
-    traversal_owner = sa.Column(sa.String(64))
-    #: "rollback" or "stop" while a cancel of the current traversal is pending.
-    cancel_requested = sa.Column(sa.String(16))
-    # Bumped on every state write: a writer that read an older value lost.
-    atomic_key = sa.Column(sa.Integer, nullable=False, default=0)
-    disable_rollback = sa.Column(sa.Boolean, nullable=False, default=False)
-    timeout = sa.Column(sa.Integer)
-    outputs = sa.Column(Json)
-    #: Output name -> why its value is None (Heat's output_error).
-    output_errors = sa.Column(Json)
-    parent_id = sa.Column(sa.String(36))
-    root_id = sa.Column(sa.String(36))
-    owner_resource = sa.Column(sa.String(255))
-    nested_depth = sa.Column(sa.Integer, nullable=False, default=0)
-    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
-    updated_at = sa.Column(Timestamp)
-    deleted_at = sa.Column(Timestamp)
-    # Tenancy (nestedflow.engine.tenancy): NULL is the embedded default's
-    # one local project. A nested stack has its parent's.
-    project_id = sa.Column(sa.String(64))
-    user_id = sa.Column(sa.String(64))
-    #: The request context (no token) of the action in progress: what its
-    #: plugins, logs and notifications are given, in whichever process runs it.
-    request_context = sa.Column(Json)
+    # Declared in Core (nestedflow.db.schema): the command line lists stacks
+    # without the ORM.
+    __table__ = schema.stacks
 
 
 class Resource(Base):
@@ -268,13 +220,7 @@ class StackSnapshot(Base):
 class StackTag(Base):
     """One tag of a stack (Heat's ``stack_tag`` table): list filters join it."""
 
-    __tablename__ = "stack_tags"
-    __table_args__ = (sa.Index("ix_stack_tags_stack_id", "stack_id"),
-                      sa.Index("ix_stack_tags_tag", "tag"))
-
-    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    stack_id = sa.Column(sa.String(36), nullable=False)
-    tag = sa.Column(sa.String(80), nullable=False)
+    __table__ = schema.stack_tags
 
 
 class TraversalRequest(Base):

@@ -5,7 +5,7 @@ import uuid
 import sqlalchemy as sa
 
 from nestedflow import exceptions, states
-from nestedflow.db import models
+from nestedflow.db import core_reads, models
 
 
 class SnapshotStore:
@@ -66,14 +66,7 @@ class TagStore:
 
     def of(self, stack_ids):
         """stack id -> its tags (in the order given), for ``stack_ids``."""
-        tags = {stack_id: [] for stack_id in stack_ids}
-        if not tags:
-            return tags
+        if not stack_ids:
+            return {}
         with self._db.reader() as session:
-            rows = session.execute(
-                sa.select(models.StackTag.stack_id, models.StackTag.tag)
-                .where(models.StackTag.stack_id.in_(list(tags)))
-                .order_by(models.StackTag.id))
-            for stack_id, tag in rows:
-                tags[stack_id].append(tag)
-        return tags
+            return core_reads.tags_of(session.connection(), stack_ids)

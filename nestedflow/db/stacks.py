@@ -4,7 +4,7 @@ stack is decided here, by compare-and-swap writes."""
 import sqlalchemy as sa
 
 from nestedflow import exceptions, states
-from nestedflow.db import models
+from nestedflow.db import core_reads, models
 from nestedflow.db.events import EVENT_COLUMNS
 
 #: The columns a new stack's INSERT sets: all but those only a later write
@@ -191,12 +191,8 @@ class StackStore:
     def list_stacks(self, show_nested=False, project_id=None, scoped=False):
         """Live stacks (``scoped``: of ``project_id`` only), oldest first."""
         with self.reader() as session:
-            query = sa.select(models.Stack).where(models.Stack.deleted_at.is_(None))
-            if scoped:
-                query = query.where(models.Stack.project_id.is_not_distinct_from(project_id))
-            if not show_nested:
-                query = query.where(models.Stack.parent_id.is_(None))
-            return list(session.scalars(query.order_by(models.Stack.created_at)))
+            found = session.execute(core_reads.live_stacks(show_nested, project_id, scoped))
+            return [models.StackRow.from_mapping(row._mapping) for row in found]
 
     def count_tree_resources(self, root_id, exclude_stack=None):
         """Current resources of every live stack in the tree rooted at ``root_id``."""

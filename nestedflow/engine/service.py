@@ -12,9 +12,8 @@ from nestedflow.db import models
 from nestedflow.db import requests as db_requests
 from nestedflow.db.api import Database
 from nestedflow.db.snapshots import TagStore
-from nestedflow.engine import hosting, tenancy, views
+from nestedflow.engine import hosting, listing, tenancy, views
 from nestedflow.engine.tags import check_tags
-from nestedflow.engine.tags import matches as tag_filter
 
 
 class _Built:
@@ -415,14 +414,9 @@ class Engine:
         """Live stacks, oldest first; Heat's tag filters: ``tags`` (has all),
         ``tags_any`` (has one), ``not_tags`` (lacks one), ``not_tags_any``
         (has none) -- lists or comma-separated strings."""
-        filters = {name: check_tags(value, name) for name, value in (
-            ("tags", tags), ("tags_any", tags_any), ("not_tags", not_tags),
-            ("not_tags_any", not_tags_any))}
-        rows = self.db.list_stacks(show_nested, scoped=tenancy.is_scoped(context),
-                                   project_id=context and context.project_id)
-        tagged = self._tags.of([row.id for row in rows])
-        return [views.Stack.from_row(row, tagged[row.id]) for row in rows
-                if tag_filter(tagged[row.id], **filters)]
+        return listing.list_stacks(self.db, self._tags.of, show_nested, context, tags=tags,
+                                   tags_any=tags_any, not_tags=not_tags,
+                                   not_tags_any=not_tags_any)
 
     def mark_resource_unhealthy(self, stack_id, resource_name, mark_unhealthy=True,
                                 resource_status_reason="", context=None):

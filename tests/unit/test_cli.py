@@ -170,6 +170,8 @@ def engine(monkeypatch):
         return fake
 
     monkeypatch.setattr(shell, "make_engine", factory)
+    # No light reader: ``stack list`` reads through the fake engine too.
+    monkeypatch.setattr(shell, "make_reader", lambda db_url: None)
     fake.built = built
     return fake
 
@@ -313,6 +315,17 @@ def test_missing_config_file_is_error_line(engine, tmp_path):
     code, _, err = run("--config-file", str(tmp_path / "nope.conf"), "stack", "list")
     assert code == 1
     assert err.startswith("ERROR: ") and err.count("\n") == 1
+
+
+def test_named_config_file_is_read_with_the_url_given(engine, monkeypatch, tmp_path):
+    # Even when ``stack list`` needs no Engine (a light reader) and the
+    # URL comes from the environment: a file named is read, mistakes and all.
+    monkeypatch.setattr(shell, "make_reader", lambda db_url: engine)
+    monkeypatch.setenv("NESTEDFLOW_DB_URL", "sqlite:///env.db")
+    code, _, err = run("--config-file", str(tmp_path / "nope.conf"), "stack", "list")
+    assert code == 1 and err.startswith("ERROR: ")
+    assert run("stack", "list")[0] == 0
+    assert "db_url" not in engine.built  # listed by the reader, no Engine built
 
 
 # -- create / update / delete ---------------------------------------------------------
@@ -564,9 +577,12 @@ def test_db_sync(monkeypatch):
     import sys
     import types
 
+    from nestedflow.db import migration
+
     calls = []
     fake = types.ModuleType("nestedflow.db.migration")
     fake.db_sync = calls.append
+    fake.default_url = migration.default_url
     monkeypatch.setitem(sys.modules, "nestedflow.db.migration", fake)
     import nestedflow.db
 

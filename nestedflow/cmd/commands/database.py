@@ -6,7 +6,7 @@ from nestedflow.cmd.commands import bases
 def display_url(url):
     """The database URL without its password."""
     if url is None:
-        from nestedflow.conf.database import default_url
+        from nestedflow.db.migration import default_url
 
         url = default_url()
     try:

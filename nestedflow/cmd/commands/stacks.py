@@ -254,7 +254,7 @@ class ListStack(tables.Lister):
         kwargs = {}
         if parsed_args.tags:
             kwargs[TAG_MODES[parsed_args.tag_mode]] = split_tags(parsed_args.tags)
-        stacks = self.app.engine.list_stacks(show_nested=parsed_args.show_nested, **kwargs)
+        stacks = self.app.reader.list_stacks(show_nested=parsed_args.show_nested, **kwargs)
         stacks = listing.select(stacks, parsed_args, "id")
         return LIST_COLUMNS, [columns.row(s, LIST_COLUMNS) for s in stacks]
 
