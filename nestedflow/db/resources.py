@@ -20,6 +20,20 @@ class ResourceStore:
             .order_by(resources.c.id))
         self._current_resources_of_stack = self._resources_of_stack.where(
             resources.c.current.is_(True))
+        self._resource_insert = sa.insert(resources)
+        self._holder_owns_stack = sa.select(fencing.not_taken_over())
+        swapped = {"current": sa.bindparam("v_current"),
+                   "replaced_by": sa.bindparam("v_replaced_by"),
+                   "atomic_key": sa.bindparam("v_atomic_key")}
+        swap = sa.update(resources).where(
+            resources.c.id == sa.bindparam("w_id"),
+            resources.c.atomic_key == sa.bindparam("w_key"),
+            resources.c.engine_id == sa.bindparam("w_holder"),
+            fencing.not_taken_over())
+        # Built once (a replacement swaps on every one): keyed on ``release``.
+        self._swap_statements = {
+            False: swap.values(**swapped),
+            True: swap.values(**swapped, engine_id=sa.bindparam("v_engine_id"))}
 
     def list_resources(self, stack_id, current_only=True):
         query = (self._current_resources_of_stack if current_only
@@ -53,57 +67,60 @@ class ResourceStore:
         :meth:`try_lock_resource`'s ``start``), recorded as an event by
         ``event`` in the same transaction.
         """
-        with self.writer() as session:
+        values = {
+            "stack_id": row.stack_id, "name": row.name, "type": type_name,
+            "template_id": template_id, "action": states.INIT, "status": states.COMPLETE,
+            "status_reason": "", "physical_id": None, "properties_data": None,
+            "attr_data": None, "requires": sorted(requires), "needed_by": [],
+            "deletion_policy": row.deletion_policy, "replaces": row.id, "replaced_by": None,
+            "current": False, "engine_id": holder, "atomic_key": 0,
+            "traversal_id": traversal_id, "created_at": models.utcnow(), "updated_at": None,
+            **(start or {})}
+        with self._engine.begin() as conn:
             # First statement: fenced (and kept so, see fencing) to the commit.
-            if not session.execute(sa.select(fencing.not_taken_over()),
-                                   fencing.holder_params(row.stack_id, holder)).scalar():
+            if not conn.execute(self._holder_owns_stack,
+                                fencing.holder_params(row.stack_id, holder)).scalar():
                 raise exceptions.ResourceLocked(row.name, "a newer owner")
-            values = {"action": states.INIT, "status": states.COMPLETE,
-                      "traversal_id": traversal_id, **(start or {})}
-            new = models.Resource(
-                stack_id=row.stack_id, name=row.name, type=type_name,
-                template_id=template_id, requires=sorted(requires), needed_by=[],
-                deletion_policy=row.deletion_policy, replaces=row.id, current=False,
-                engine_id=holder, **values,
-            )
-            session.add(new)
-            session.flush()
+            new_id = conn.execute(self._resource_insert, values).inserted_primary_key[0]
+            new = models.ResourceRow.from_mapping({**values, "id": new_id})
             events = self._event_params(new, [start], event) if start and event else ()
             if events:
-                session.execute(self._event_insert_from_params,
-                                [{f"e_{name}": value for name, value in fields.items()}
-                                 for fields in events])
+                conn.execute(self._event_insert_from_params,
+                             [{f"e_{name}": value for name, value in fields.items()}
+                              for fields in events])
         if events and self._event_listeners:
             self._events_written(new, events)
         return new
 
-    def swap_current(self, old, new, holder, release=False):
+    def swap_current(self, old, new, holder, release=False, completed=None, event=None):
         """Make ``new`` the current version of the resource instead of ``old``.
 
         Used both ways: a replacement taking over, and a rollback giving the
         original back. ``release``: also give back both locks.
+        ``completed``: the write that records ``new``'s action done (with
+        its event by ``event``), made in the same transaction.
 
         One transaction with compare-and-swap on both rows: either the
         replacement is current and the original waits for cleanup, or
         nothing changed.
         """
-        table = models.Resource.__table__
         swaps = ((old, {"current": False, "replaced_by": new.id}),
                  (new, {"current": True, "replaced_by": None}))
         if release:
             swaps = tuple((row, {**values, "engine_id": None}) for row, values in swaps)
+        if completed:
+            swaps = (swaps[0], (new, {**completed, **swaps[1][1]}))
+        statement = self._swap_statements[release]
         with self._engine.begin() as conn:
             for row, values in swaps:
-                result = conn.execute(
-                    sa.update(table)
-                    .where(table.c.id == row.id,
-                           table.c.atomic_key == row.atomic_key,
-                           table.c.engine_id == holder,
-                           fencing.not_taken_over())
-                    .values(atomic_key=row.atomic_key + 1, **values),
-                    fencing.holder_params(row.stack_id, holder),
-                )
-                if result.rowcount != 1:
+                if row is new and completed:
+                    self._cas_write(conn, row, holder, values, event, writes=[completed])
+                    continue
+                params = {f"v_{key}": value for key, value in values.items()}
+                params.update(fencing.holder_params(row.stack_id, holder), w_id=row.id,
+                              w_key=row.atomic_key, w_holder=holder,
+                              v_atomic_key=row.atomic_key + 1)
+                if conn.execute(statement, params).rowcount != 1:
                     raise exceptions.ResourceLocked(row.name, "a newer owner")
         for row, values in swaps:
             _applied(row, values)

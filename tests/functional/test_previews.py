@@ -42,7 +42,7 @@ NEW = tmpl(
 
 def row_counts(engine):
     with engine.db.reader() as session:
-        return {table.__tablename__: session.scalar(sa.select(sa.func.count()).select_from(
+        return {table.__table__.name: session.scalar(sa.select(sa.func.count()).select_from(
             table)) for table in (models.Stack, models.RawTemplate, models.Resource,
                                   models.Event, models.PhysicalObject)}
 

@@ -272,5 +272,5 @@ def _row_counts(engine):
     counts = collections.Counter()
     with engine.db.reader() as session:
         for model in (models.Stack, models.Resource, models.RawTemplate, models.Event):
-            counts[model.__tablename__] = session.query(model).count()
+            counts[model.__table__.name] = session.query(model).count()
     return counts

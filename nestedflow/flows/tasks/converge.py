@@ -45,7 +45,7 @@ class ConvergeResource(ResourceTask):
     def execute(self, traversal, **inputs):
         scope = self.scope
         plan = {}
-        row = self._current(start=lambda row: self._start(row, inputs, plan))
+        row = self._current(start=self._start(inputs, plan))
         if plan.get("change") == changes.UNCHANGED:
             return self._done(row, None)  # written and released with the lock
         if plan.get("change") == changes.UPDATE:
@@ -82,14 +82,22 @@ class ConvergeResource(ResourceTask):
         row = scope.write(row, event=scope.runtime.engine_id, **self._updating())
         return self._update_in_place(row, properties, inputs)
 
-    def _start(self, row, inputs, plan):
-        """What to write with the lock (:meth:`TraversalScope.lock`), decided
-        from the row as locked: all of a kept resource's write (it releases
-        the lock), or an in-place update's IN_PROGRESS -- one commit less
-        each. ``plan`` learns the decision. Anything else (a replaced
+    def _start(self, inputs, plan):
+        """The lock's ``start`` (:meth:`TraversalScope.lock`): its first
+        write -- all of a kept resource's write (it releases the lock), or an
+        in-place update's IN_PROGRESS; one commit less each -- or None.
+
+        Decided before the lock, outside any transaction (attributes may
+        read the database: a nested stack's outputs), from the row as the
+        flow was built; it applies only if the row locked is still that
+        one. ``plan`` learns the decision. Anything else (a replaced
         version, a re-run, a create, a replacement, an error to record) is
-        left to :meth:`execute`, which decides again with the row locked."""
-        if row.replaced_by is not None or self._rerun_done(row) or self._resumes_in_place(row):
+        left to :meth:`execute`, which decides again with the row locked.
+        """
+        # A later run of this task (a retry) reads the row anew.
+        row, self._snapshot = self._snapshot, None
+        if row is None or row.id != self.row_id or row.replaced_by is not None or (
+                self._rerun_done(row) or self._resumes_in_place(row)):
             return None
         try:
             properties = self._external_properties(row, self.resolve(inputs))
@@ -102,8 +110,16 @@ class ConvergeResource(ResourceTask):
                 return None
         except Exception:  # recorded on the locked row by execute's slow path
             return None
-        plan.update(change=change, properties=properties)
-        return values
+        seen = row.atomic_key
+
+        def start(locked):
+            # Only the lock's own write since the row was read.
+            if locked.id != row.id or locked.atomic_key != seen + 1:
+                return None
+            plan.update(change=change, properties=properties)
+            return values
+
+        return start
 
     def _rerun_done(self, row):
         return row.traversal_id == self.scope.traversal_id and row.status == states.COMPLETE and (
@@ -201,8 +217,13 @@ class ConvergeResource(ResourceTask):
                                        event=scope.runtime.engine_id)
         scope.mark_held(new.id, True)
         undo = {"replaced": row.id, "replacement": new.id}
-        new = self.create_on(new, properties, undo=undo, started=True)
-        scope.db.swap_current(row, new, scope.holder, release=True)
+        try:
+            completed = self.created(new, properties, undo)
+        except Exception as error:
+            raise self.fail(new, states.CREATE, error) from error
+        # Its CREATE_COMPLETE in the swap's transaction: one commit less.
+        scope.db.swap_current(row, new, scope.holder, release=True, completed=completed,
+                              event=scope.runtime.engine_id)
         scope.mark_held(row.id, False)
         scope.mark_held(new.id, False)
         return self._done(new, undo)

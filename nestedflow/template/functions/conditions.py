@@ -28,8 +28,17 @@ class Conditions:
     def __init__(self, definitions, ctx):
         self._definitions = dict(definitions or {})
         self._resolved = {}
-        self._ctx = ctx.for_condition()
-        self._ctx.conditions = self
+        self._values_ctx = ctx
+        self._condition_ctx = None
+
+    @property
+    def _ctx(self):
+        # Made on first use: a context is made for every resolve of a
+        # traversal, and most templates never evaluate a condition.
+        if self._condition_ctx is None:
+            self._condition_ctx = self._values_ctx.for_condition()
+            self._condition_ctx.conditions = self
+        return self._condition_ctx
 
     def __contains__(self, name):
         return name in self._definitions
