@@ -23,5 +23,5 @@ def stored_rows(engine):
     counts = {}
     with engine.db.reader() as session:
         for model in (models.Stack, models.Resource, models.RawTemplate, models.Event):
-            counts[model.__tablename__] = session.query(model).count()
+            counts[model.__table__.name] = session.query(model).count()
     return counts
