@@ -38,7 +38,7 @@ HOST = textwrap.dedent("""
     stack = engine.create_stack("hosted", {{"heat_template_version": "2018-08-31",
         "resources": {{"r": {{"type": "OS::Heat::None"}}}}}})
     print(engine.wait(stack.id).stack_status, CONF.host_only, CONF.debug,
-          CONF.database.connection.startswith("sqlite"), CONF.rpc_response_timeout)
+          CONF.database.connection.startswith("sqlite"), CONF.control_exchange)
     engine.close()
 """)
 
@@ -51,7 +51,7 @@ def _run(code, tmp_path):
 def test_engine_in_a_host_configuration(tmp_path):
     result = _run(HOST.format(db=tmp_path / "host.sqlite"), tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split()[-5:] == ["CREATE_COMPLETE", "mine", "True", "True", "60"]
+    assert result.stdout.split()[-5:] == ["CREATE_COMPLETE", "mine", "True", "True", "host"]
 
 
 def test_a_separate_config_object_is_refused(tmp_path):
