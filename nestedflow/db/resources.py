@@ -290,7 +290,7 @@ class ResourceStore:
         (see :meth:`write_free_resource`): the row must be free instead of
         locked by ``holder``, and the traversal still the stack's.
         """
-        values["updated_at"] = models.utcnow()
+        now = values["updated_at"] = models.utcnow()
         params = {f"v_{key}": value for key, value in values.items()}
         params.update(w_id=row.id, w_key=row.atomic_key, w_holder=holder,
                       v_atomic_key=row.atomic_key + 1)
@@ -302,7 +302,7 @@ class ResourceStore:
                           w_owner=ownership["w_owner"])
         else:
             params.update(fencing.holder_params(row.stack_id, holder))
-        events = self._event_params(row, writes or [values], event) if event else ()
+        events = self._event_params(row, writes or [values], event, now) if event else ()
         if not events:
             result = conn.execute(self._cas_statement(columns, free), params)
         else:
@@ -331,9 +331,10 @@ class ResourceStore:
             raise exceptions.ResourceLocked(row.name, "a newer owner")
 
     @staticmethod
-    def _event_params(row, writes, event):
-        """The event columns of each of ``writes``, applied one after another to ``row``."""
-        now = models.utcnow()
+    def _event_params(row, writes, event, now=None):
+        """The event columns of each of ``writes``, applied one after another
+        to ``row``, at ``now`` (default: now)."""
+        now = now or models.utcnow()
         current = {}
         fields = []
         for values in writes:

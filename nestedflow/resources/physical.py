@@ -15,6 +15,7 @@ session expired, so it was presumed dead) then cannot create an object
 nobody will delete, nor undo what the newer traversal did.
 """
 
+import types
 import uuid
 
 import sqlalchemy as sa
@@ -45,7 +46,9 @@ class PhysicalStore:
             with self._db.begin() as conn:
                 _check_fence(conn, fence, resource_name)
                 conn.execute(self._insert, values)
-            return models.PhysicalObject(**values)
+            # What callers read of the row (id, data...), without an ORM
+            # instance's bookkeeping for an object nobody will flush.
+            return types.SimpleNamespace(**values)
         except db_exc.DBDuplicateEntry:
             return self.find_by_key(create_key)
 

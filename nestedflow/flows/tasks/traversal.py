@@ -201,8 +201,9 @@ class CompleteTraversal(ScopedTask):
     def execute(self, traversal, **inputs):
         scope = self.scope
         values = {}
+        rows = None
         if scope.converging or scope.action == states.DELETE:
-            _sweep(scope)
+            rows = _sweep(scope)
         if scope.action in (states.CREATE, states.UPDATE, states.ROLLBACK):
             get_resource, get_attr = resolver(inputs)
             values["outputs"], values["output_errors"] = (
@@ -214,7 +215,7 @@ class CompleteTraversal(ScopedTask):
             # Before the stack settles: the next update builds its cleanup
             # from these edges.
             scope.check_owner()
-            _record_graph(scope)
+            _record_graph(scope, rows)
         scope.set_stack_state(scope.action, states.COMPLETE,
                               f"Stack {scope.action} completed successfully", **values)
 
@@ -226,18 +227,19 @@ def _sweep(scope):
     replaced a resource afterwards (a new row, or a current row for a
     resource this template removed); this flow's cleanup tasks were made
     from the rows that existed then. Whatever is still stale now is deleted
-    here, dependents first.
+    here, dependents first. Returns the stack's rows as they are then.
     """
     keep = set(scope.definition.resources) if scope.converging else set()
     retire = scope.converging
     while True:
+        rows = scope.db.list_all_resources(scope.stack.id)
         stale = [
-            row for row in scope.db.list_all_resources(scope.stack.id)
+            row for row in rows
             if (not row.current or row.name not in keep)
             and (not is_gone(row) or (retire and row.current))
         ]
         if not stale:
-            return
+            return rows
         row = scope.lock(_first_to_delete(stale).id)
         if is_gone(row):
             scope.write(row, release=True, **({"current": False} if retire else {}))
@@ -258,9 +260,12 @@ def _first_to_delete(rows):
     return min(free or rows, key=lambda row: row.id)
 
 
-def _record_graph(scope):
-    """Persist the new template's edges on the rows that are now current."""
-    rows = {row.name: row for row in scope.db.list_resources(scope.stack.id)}
+def _record_graph(scope, rows=None):
+    """Persist the new template's edges on the rows that are now current
+    (``rows``: the stack's rows as read last, if nothing changed since)."""
+    if rows is None:
+        rows = scope.db.list_resources(scope.stack.id)
+    rows = {row.name: row for row in rows if row.current}
     dependencies = scope.definition.dependencies()
     needed_by = {row.id: set() for row in rows.values()}
     requires = {}

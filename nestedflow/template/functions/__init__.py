@@ -228,22 +228,38 @@ def _calls(snippet, path=""):
     # Iterative walk: snippets can be arbitrarily deep. Names are matched
     # without the version table: get_resource / get_attr exist in every
     # version, and version errors are raised when the snippet is resolved.
-    pending = [(snippet, path)]
+    # A node's path is kept as (parent, key) links and spelled out only for
+    # a call found: building every node's path string was most of the walk
+    # (templates are walked several times per stack), and scalars, most of
+    # the nodes, are never queued.
+    pending = [(snippet, None)]
     while pending:
-        node, node_path = pending.pop()
+        node, trail = pending.pop()
         if isinstance(node, Mapping):
             if len(node) == 1:
                 ((name, args),) = node.items()
                 if name in versions.REFERENCE_FUNCTIONS:
-                    yield name, args, node_path
-                    pending.append((args, join_path(node_path, name)))
+                    yield name, args, _spelled(path, trail)
+                    if isinstance(args, (Mapping, list)):
+                        pending.append((args, (trail, name, False)))
                     continue
-            items = list(node.items())
-            pending.extend((value, join_path(node_path, key)) for key, value in reversed(items))
+            pending.extend((value, (trail, key, False))
+                           for key, value in reversed(list(node.items()))
+                           if isinstance(value, (Mapping, list)))
         elif isinstance(node, list):
-            pending.extend(
-                (item, index_path(node_path, i)) for i, item in reversed(list(enumerate(node)))
-            )
+            pending.extend((item, (trail, i, True)) for i, item in reversed(list(enumerate(node)))
+                           if isinstance(item, (Mapping, list)))
+
+
+def _spelled(path, trail):
+    """The path of a node :func:`_calls` reached by ``trail`` from ``path``."""
+    steps = []
+    while trail is not None:
+        trail, key, is_index = trail
+        steps.append((key, is_index))
+    for key, is_index in reversed(steps):
+        path = index_path(path, key) if is_index else join_path(path, key)
+    return path
 
 
 def find_references(snippet, path=""):
