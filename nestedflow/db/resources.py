@@ -22,18 +22,6 @@ class ResourceStore:
             resources.c.current.is_(True))
         self._resource_insert = sa.insert(resources)
         self._holder_owns_stack = sa.select(fencing.not_taken_over())
-        swapped = {"current": sa.bindparam("v_current"),
-                   "replaced_by": sa.bindparam("v_replaced_by"),
-                   "atomic_key": sa.bindparam("v_atomic_key")}
-        swap = sa.update(resources).where(
-            resources.c.id == sa.bindparam("w_id"),
-            resources.c.atomic_key == sa.bindparam("w_key"),
-            resources.c.engine_id == sa.bindparam("w_holder"),
-            fencing.not_taken_over())
-        # Built once (a replacement swaps on every one): keyed on ``release``.
-        self._swap_statements = {
-            False: swap.values(**swapped),
-            True: swap.values(**swapped, engine_id=sa.bindparam("v_engine_id"))}
 
     def list_resources(self, stack_id, current_only=True):
         query = (self._current_resources_of_stack if current_only
@@ -104,25 +92,15 @@ class ResourceStore:
         replacement is current and the original waits for cleanup, or
         nothing changed.
         """
-        swaps = ((old, {"current": False, "replaced_by": new.id}),
-                 (new, {"current": True, "replaced_by": None}))
-        if release:
-            swaps = tuple((row, {**values, "engine_id": None}) for row, values in swaps)
-        if completed:
-            swaps = (swaps[0], (new, {**completed, **swaps[1][1]}))
-        statement = self._swap_statements[release]
+        swaps = [(old, {"current": False, "replaced_by": new.id}, None),
+                 (new, {**(completed or {}), "current": True, "replaced_by": None},
+                  [completed] if completed else None)]
         with self._engine.begin() as conn:
-            for row, values in swaps:
-                if row is new and completed:
-                    self._cas_write(conn, row, holder, values, event, writes=[completed])
-                    continue
-                params = {f"v_{key}": value for key, value in values.items()}
-                params.update(fencing.holder_params(row.stack_id, holder), w_id=row.id,
-                              w_key=row.atomic_key, w_holder=holder,
-                              v_atomic_key=row.atomic_key + 1)
-                if conn.execute(statement, params).rowcount != 1:
-                    raise exceptions.ResourceLocked(row.name, "a newer owner")
-        for row, values in swaps:
+            for row, values, writes in swaps:
+                if release:
+                    values["engine_id"] = None
+                self._cas_write(conn, row, holder, values, event if writes else None, writes)
+        for row, values, _ in swaps:
             _applied(row, values)
 
     def set_edges(self, edges):

@@ -260,23 +260,20 @@ def _first_to_delete(rows):
     return min(free or rows, key=lambda row: row.id)
 
 
-def _record_graph(scope, rows=None):
+def _record_graph(scope, rows):
     """Persist the new template's edges on the rows that are now current
-    (``rows``: the stack's rows as read last, if nothing changed since)."""
-    if rows is None:
-        rows = scope.db.list_resources(scope.stack.id)
-    rows = {row.name: row for row in rows if row.current}
+    (``rows``: the stack's rows as the sweep read them last)."""
+    current = {row.name: row for row in rows if row.current}
     dependencies = scope.definition.dependencies()
-    needed_by = {row.id: set() for row in rows.values()}
+    needed_by = {row.id: set() for row in current.values()}
     requires = {}
-    for name, row in rows.items():
-        requires[row.id] = {rows[d].id for d in dependencies.get(name, ()) if d in rows}
+    for name, row in current.items():
+        requires[row.id] = {current[d].id for d in dependencies.get(name, ()) if d in current}
         for dep in requires[row.id]:
             needed_by[dep].add(row.id)
     # Only the rows whose edges changed: an update that keeps the graph
     # (the common case) writes none instead of one statement per resource.
-    current = {row.id: row for row in rows.values()}
     scope.db.set_edges({
-        i: (requires[i], needed_by[i]) for i in requires
-        if (sorted(requires[i]), sorted(needed_by[i]))
-        != (sorted(current[i].requires or ()), sorted(current[i].needed_by or ()))})
+        row.id: (requires[row.id], needed_by[row.id]) for row in current.values()
+        if (sorted(requires[row.id]), sorted(needed_by[row.id]))
+        != (sorted(row.requires or ()), sorted(row.needed_by or ()))})
