@@ -77,6 +77,16 @@ engine_opts = [
         min=1,
         help="Largest value of one parameter, in bytes (as JSON for lists and maps).",
     ),
+    cfg.BoolOpt(
+        "freeze_startup_objects",
+        default=True,
+        help="Once the engine has loaded what runs traversals (plugins, TaskFlow, "
+        "oslo.messaging), exempt every object alive then from the cyclic garbage "
+        "collector (gc.freeze): its full collections walk only what was made "
+        "later. Objects made before that point which later become cyclic garbage "
+        "are never freed; turn this off in a host process that builds its engine "
+        "before the rest of its long-lived state is settled.",
+    ),
     cfg.StrOpt(
         "jobboard_url",
         help="zookeeper://HOST:PORT/ROOT to post traversals as jobs for "

@@ -35,6 +35,9 @@ class StackStore:
                    stacks.c.current_traversal == sa.bindparam("w_traversal"))
             .values(traversal_owner=sa.bindparam("v_owner"),
                     atomic_key=stacks.c.atomic_key + 1))
+        # Built once: a statement made per call costs its cache key and the
+        # matching of its result columns to the cached compilation's.
+        self._claim_returning = self._claim.returning(*stacks.c)
         self._template_insert = sa.insert(models.RawTemplate.__table__)
         stack_params = {name: sa.bindparam(f"s_{name}", type_=stacks.c[name].type)
                         for name in _STACK_INSERT_COLUMNS}
@@ -289,8 +292,7 @@ class StackStore:
         params = {"w_id": stack_id, "w_traversal": traversal_id, "v_owner": owner}
         with self._single.begin() as conn:
             if self._engine.dialect.update_returning:
-                found = conn.execute(self._claim.returning(*models.Stack.__table__.c),
-                                     params).first()
+                found = conn.execute(self._claim_returning, params).first()
             else:
                 claimed = conn.execute(self._claim, params).rowcount == 1
                 found = (conn.execute(self._stack_by_id, params).first() if claimed

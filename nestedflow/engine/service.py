@@ -137,6 +137,8 @@ class Engine:
             if "_dispatcher" not in attrs:  # a test may have put its own there
                 attrs["_dispatcher"] = self._make_dispatcher()
                 self._dispatcher.add_done_callback(self._notify_settled)
+            if CONF.engine.freeze_startup_objects:
+                collector.freeze_long_lived()
         heartbeat = self.__dict__.get("_heartbeat")
         if heartbeat is not None and heartbeat.start(recover=self.recover_orphans):
             self.recover_orphans()

@@ -161,31 +161,57 @@ class CompletionWaiter:
 
     Each future is watched once, by a done-callback; a wait returns the
     watched futures that completed (none after ``timeout``) and the rest.
+
+    The ``not_done`` it returns is a :class:`_WatchedFutures`, which the
+    state machine keeps as its set of futures in flight and adds newly
+    scheduled futures to: they are watched as they are added, and a wait
+    costs set operations on what completed only. Copying and diffing the
+    whole set at each wait made a flat stack's run quadratic again (a
+    thousand futures in flight, a wait per completion).
     """
 
     def __init__(self):
         self._cond = threading.Condition()
         self._completed = set()
-        self._watched = set()
 
     def _on_done(self, future):
         with self._cond:
             self._completed.add(future)
             self._cond.notify_all()
 
+    def watch(self, future):
+        # Called at once (in this thread) if it is done already.
+        future.add_done_callback(self._on_done)
+
     def __call__(self, fs, timeout=None):
-        fs = set(fs)
-        for future in fs - self._watched:
-            self._watched.add(future)
-            # Called at once (in this thread) if it is done already.
-            future.add_done_callback(self._on_done)
+        if not isinstance(fs, _WatchedFutures) or fs.waiter is not self:
+            fs = _WatchedFutures(self, fs)
         with self._cond:
             if not self._completed & fs:
                 self._cond.wait(timeout)
             done = self._completed & fs
             self._completed -= done
-        self._watched -= done
-        return done, fs - done
+        fs -= done
+        return done, fs
+
+
+class _WatchedFutures(set):
+    """Futures in flight, each watched by ``waiter`` from when it is added."""
+
+    def __init__(self, waiter, futures=()):
+        super().__init__()
+        self.waiter = waiter
+        self.update(futures)
+
+    def update(self, *others):
+        for other in others:
+            for future in other:
+                if future not in self:
+                    set.add(self, future)
+                    self.waiter.watch(future)
+
+    def add(self, future):
+        self.update((future,))
 
 
 class ScopeIndex:

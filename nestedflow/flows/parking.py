@@ -119,6 +119,9 @@ class GreenThreadPool(futurist.ThreadPoolExecutor):
                 stopping = True
                 continue
             hub.switch(greenlet.greenlet(self._run_task), item)
+            # Not held while idle: the task's arguments reach its engine and
+            # the whole flow of a traversal that has ended.
+            item = None
 
     def _run_task(self, item):
         future, fn, args, kwargs = item

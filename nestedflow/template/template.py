@@ -306,11 +306,10 @@ class Template:
 
     def context(self, parameters, get_resource=None, get_attr=None, facade=None):
         """A ResolveContext for this template's version, files and conditions."""
-        ctx = functions.ResolveContext(
-            parameters=parameters, files=self.files or {}, get_resource=get_resource,
-            get_attr=get_attr, version=self.version, facade=facade)
-        ctx.conditions = Conditions(self.conditions, ctx)
-        return ctx
+        fields = {"parameters": parameters, "files": self.files or {},
+                  "get_resource": get_resource, "get_attr": get_attr,
+                  "version": self.version, "facade": facade}
+        return functions.ResolveContext(conditions=Conditions(self.conditions, fields), **fields)
 
     def apply_conditions(self, parameters, facade=None):
         """Drop resources whose condition is false and expand every ``if``.

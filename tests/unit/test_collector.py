@@ -49,3 +49,41 @@ def test_collection_resumes_after_a_failed_build():
         with collector.paused():
             raise RuntimeError("the template was bad")
     assert gc.isenabled()
+
+
+_FREEZE_PROBE = """
+import gc, sys
+import nestedflow
+from nestedflow.conf import CONF
+CONF([], project="nestedflow", default_config_files=[])
+CONF.set_override("freeze_startup_objects", sys.argv[2] == "on", group="engine")
+before = gc.get_freeze_count()
+engine = nestedflow.Engine(db_url=sys.argv[1])
+engine.registry  # loads what runs traversals
+first = gc.get_freeze_count()
+nestedflow.Engine(db_url=sys.argv[1]).registry
+print(before, first, gc.get_freeze_count())
+"""
+
+
+@pytest.mark.parametrize("option", ["on", "off"])
+def test_an_engine_freezes_what_is_loaded_once_per_process(tmp_path, option):
+    """``[engine] freeze_startup_objects``: the first engine built freezes
+    what is alive then (modules, plugins); a second engine in the same
+    process freezes nothing more (it would freeze the garbage left since)."""
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'freeze.db'}"
+    out = subprocess.run([sys.executable, "-c", _FREEZE_PROBE, url, option],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    before, first, second = map(int, out.split())
+    assert before == 0
+    if option == "on":
+        assert first > 50_000  # what an engine loads: imports, plugins
+        # A second freeze would take the second engine's objects too (tens
+        # of thousands); the count moves only by a few objects CPython
+        # itself re-links.
+        assert abs(second - first) < 1_000
+    else:
+        assert first == second == 0

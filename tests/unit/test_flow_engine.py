@@ -163,6 +163,32 @@ def test_completion_waiter_returns_what_completed_and_the_rest():
     assert done == {others[0], late} and not_done == set(others[1:])
 
 
+def test_completion_waiter_watches_futures_as_the_engine_adds_them():
+    """TaskFlow's state machine keeps the ``not_done`` a wait returned and
+    adds what it schedules next to it (``memory.not_done.update``): those
+    are watched as they are added, so a wait never rescans what is in flight."""
+    import threading
+    from concurrent import futures
+
+    waiter = engine.CompletionWaiter()
+    in_flight = [futures.Future() for _ in range(3)]
+    done, not_done = waiter(set(in_flight), timeout=0.01)
+    assert done == set()
+    added = futures.Future()
+    not_done.update([added])
+    threading.Timer(0.05, added.set_result, args=(1,)).start()
+    done, still = waiter(not_done, timeout=5)
+    assert done == {added}
+    # The same set, kept and shrunk in place: nothing copied per wait.
+    assert still is not_done and still == set(in_flight)
+    # Watched once: a completion is reported once, not once per wait.
+    in_flight[0].set_result(2)
+    done, still = waiter(still, timeout=5)
+    assert done == {in_flight[0]}
+    done, still = waiter(still, timeout=0.01)
+    assert done == set() and still == set(in_flight[1:])
+
+
 class Boom(task.Task):
     def execute(self, **kwargs):
         raise RuntimeError("boom")

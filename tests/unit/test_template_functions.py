@@ -358,3 +358,35 @@ def test_select_path():
     assert select_path(value, ["a", 3]) is None
     assert select_path(value, ["a", "x"], missing="") == ""
     assert select_path("text", ["x"]) is None
+
+
+def test_a_resolve_leaves_no_cyclic_garbage():
+    """A traversal makes a context and resolves with it for every resource:
+    neither the context and its conditions nor the walk may make a
+    reference cycle, or each one waits for a full collection to be freed
+    (tens of thousands of objects per 1,000-resource traversal)."""
+    import gc
+
+    from nestedflow.template.template import Template
+
+    tmpl = Template({
+        "heat_template_version": "2021-04-16",
+        "parameters": {"env": {"type": "string", "default": "prod"}},
+        "conditions": {"is_prod": {"equals": [{"get_param": "env"}, "prod"]}},
+        "resources": {},
+    })
+    snippet = {"name": {"if": ["is_prod", {"list_join": ["-", ["a", {"get_param": "env"}]]},
+                               "dev"]},
+               "deep": [{"a": [{"get_resource": "other"}]}]}
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        ctx = tmpl.context({"env": "prod"}, get_resource=lambda name: f"id-{name}")
+        value = resolve(snippet, ctx, "resources.r.properties")
+        assert value == {"name": "a-prod", "deep": [{"a": ["id-other"]}]}
+        del ctx
+        assert gc.collect() == 0
+    finally:
+        if was:
+            gc.enable()

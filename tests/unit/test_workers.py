@@ -136,3 +136,26 @@ def test_parked_actions_free_their_thread_and_resume_on_it():
         assert pool.threads == 1
     finally:
         pool.shutdown(wait=True)
+
+
+def test_an_idle_pool_thread_keeps_nothing_of_its_last_task():
+    """The task's arguments reach its engine and a whole traversal's flow:
+    a thread waiting for its next task must not keep them alive."""
+    import time
+    import weakref
+
+    class Flow:
+        pass
+
+    pool = workers.WorkerPool(2)
+    try:
+        flow = Flow()
+        gone = weakref.ref(flow)
+        assert pool.submit(lambda f: f is not None, flow).result(5)
+        del flow
+        deadline = time.monotonic() + 5
+        while gone() is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert gone() is None
+    finally:
+        pool.shutdown()

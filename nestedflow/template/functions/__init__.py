@@ -119,40 +119,42 @@ def resolve(snippet, ctx, path=""):
     omitted yields :data:`OMIT`: the enclosing map entry or list item is
     dropped.
     """
-    # Hot path of every traversal: one closure per call instead of looking
-    # the table up again at every node.
-    table = ctx.table
-    version = ctx.version
+    # Hot path of every traversal: the version's table is looked up once
+    # per call, not at every node.
+    return _walk(snippet, path, ctx, ctx.table, ctx.version)
 
-    def walk(node, node_path):
-        if isinstance(node, Mapping):
-            if len(node) == 1:
-                call = _call(node, table, version, node_path)
-                if call is not None:
-                    name, args, handler = call
-                    fn_path = f"{node_path}.{name}" if node_path else name
-                    if handler.lazy:
-                        return handler.impl(args, ctx, fn_path)
-                    args = walk(args, fn_path)
-                    if contains_unresolved(args):
-                        return UNRESOLVED
+
+def _walk(node, node_path, ctx, table, version):
+    # A module function, not a closure in resolve(): a recursive closure is
+    # a reference cycle (function -> its cell -> function) holding the
+    # context, left for the cyclic collector at every resolve.
+    if isinstance(node, Mapping):
+        if len(node) == 1:
+            call = _call(node, table, version, node_path)
+            if call is not None:
+                name, args, handler = call
+                fn_path = f"{node_path}.{name}" if node_path else name
+                if handler.lazy:
                     return handler.impl(args, ctx, fn_path)
-            result = {}
-            for key, value in node.items():
-                value = walk(value, f"{node_path}.{key}" if node_path else str(key))
-                if value is not OMIT:
-                    result[key] = value
-            return result
-        if isinstance(node, list):
-            result = []
-            for i, item in enumerate(node):
-                item = walk(item, f"{node_path}[{i}]")
-                if item is not OMIT:
-                    result.append(item)
-            return result
-        return node
-
-    return walk(snippet, path)
+                args = _walk(args, fn_path, ctx, table, version)
+                if contains_unresolved(args):
+                    return UNRESOLVED
+                return handler.impl(args, ctx, fn_path)
+        result = {}
+        for key, value in node.items():
+            value = _walk(value, f"{node_path}.{key}" if node_path else str(key),
+                          ctx, table, version)
+            if value is not OMIT:
+                result[key] = value
+        return result
+    if isinstance(node, list):
+        result = []
+        for i, item in enumerate(node):
+            item = _walk(item, f"{node_path}[{i}]", ctx, table, version)
+            if item is not OMIT:
+                result.append(item)
+        return result
+    return node
 
 
 def expand_conditions(snippet, ctx, path=""):

@@ -20,25 +20,28 @@ _IN_PROGRESS = object()
 class Conditions:
     """The ``conditions`` section of one template, evaluated on demand.
 
-    ``ctx`` is the ResolveContext (parameters, version) condition functions
-    read. :meth:`is_enabled` answers True, False, or UNRESOLVED when a
-    condition depends on parameters not known yet.
+    ``fields`` are the ResolveContext fields (parameters, version, files...)
+    condition functions read: the fields and not the context itself, which
+    holds this object, so that a context and its conditions make no
+    reference cycle -- one per resolve, and a traversal's thousands of them
+    were left for the garbage collector's full collections to free.
+    :meth:`is_enabled` answers True, False, or UNRESOLVED when a condition
+    depends on parameters not known yet.
     """
 
-    def __init__(self, definitions, ctx):
+    def __init__(self, definitions, fields):
         self._definitions = dict(definitions or {})
         self._resolved = {}
-        self._values_ctx = ctx
-        self._condition_ctx = None
+        self._fields = fields
 
     @property
     def _ctx(self):
-        # Made on first use: a context is made for every resolve of a
-        # traversal, and most templates never evaluate a condition.
-        if self._condition_ctx is None:
-            self._condition_ctx = self._values_ctx.for_condition()
-            self._condition_ctx.conditions = self
-        return self._condition_ctx
+        # Made per use, not kept: kept, it would make a cycle with this
+        # object. A context is made for every resolve of a traversal, and
+        # a condition is evaluated once per context at most.
+        from nestedflow.template.functions import ResolveContext
+
+        return ResolveContext(**self._fields, conditions=self, in_condition=True)
 
     def __contains__(self, name):
         return name in self._definitions
