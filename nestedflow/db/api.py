@@ -100,6 +100,13 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore):
     def reader(self):
         return self._facade.reader.using(_Ctx())
 
+    def connect(self):
+        """A Core connection (``with db.connect() as conn``) for reads of
+        one statement each, which run in autocommit where that saves round
+        trips (drivers.one_statement_engine): an ORM session and a
+        transaction cost more than such a read."""
+        return self._single.connect()
+
     def dispose(self):
         self._facade.writer.get_engine().dispose()
 

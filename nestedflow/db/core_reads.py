@@ -28,12 +28,16 @@ def live_stacks(show_nested=False, project_id=None, scoped=False):
 def tags_of(conn, stack_ids):
     """stack id -> its tags (in the order they were given), for ``stack_ids``."""
     tags = {stack_id: [] for stack_id in stack_ids}
-    table = schema.stack_tags
-    rows = conn.execute(sa.select(table.c.stack_id, table.c.tag)
-                        .where(table.c.stack_id.in_(list(tags))).order_by(table.c.id))
+    rows = conn.execute(_TAGS_OF, {"stack_ids": list(tags)})
     for stack_id, tag in rows:
         tags[stack_id].append(tag)
     return tags
+
+
+# Built once: read with every stack shown or listed.
+_TAGS_OF = (sa.select(schema.stack_tags.c.stack_id, schema.stack_tags.c.tag)
+            .where(schema.stack_tags.c.stack_id.in_(sa.bindparam("stack_ids", expanding=True)))
+            .order_by(schema.stack_tags.c.id))
 
 
 class CoreReader:

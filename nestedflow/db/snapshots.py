@@ -68,5 +68,6 @@ class TagStore:
         """stack id -> its tags (in the order given), for ``stack_ids``."""
         if not stack_ids:
             return {}
-        with self._db.reader() as session:
-            return core_reads.tags_of(session.connection(), stack_ids)
+        # Read with every stack shown: one statement, no ORM session.
+        with self._db.connect() as conn:
+            return core_reads.tags_of(conn, stack_ids)

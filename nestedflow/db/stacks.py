@@ -52,6 +52,28 @@ class StackStore:
         self._ownership = sa.select(
             stacks.c.current_traversal, stacks.c.traversal_owner, stacks.c.cancel_requested,
             stacks.c.disable_rollback).where(stacks.c.id == sa.bindparam("w_id"))
+        if self.dialect == "postgresql":
+            # A stack and its "started" event in one statement (data-modifying
+            # CTE): a round trip less on every create.
+            self._stack_inserts_started = {
+                unique: self._with_started_event(insert)
+                for unique, insert in ((False, self._stack_insert),
+                                       (True, self._stack_insert_if_name_free))}
+        resources = models.Resource.__table__
+        self._resources_insert = sa.insert(resources).returning(
+            resources.c.id, sort_by_parameter_order=True)
+        self._edges_update = sa.update(resources).where(
+            resources.c.id == sa.bindparam("e_id")).values(
+            requires=sa.bindparam("e_requires"), needed_by=sa.bindparam("e_needed_by"))
+
+    def _with_started_event(self, insert):
+        """PostgreSQL: ``insert`` of a stack, and its started event if it
+        inserted the stack (the statement's row count is the stack's)."""
+        inserted = insert.returning(models.Stack.__table__.c.id).cte("inserted")
+        return models.Event.__table__.insert().from_select(
+            list(EVENT_COLUMNS),
+            sa.select(*(self._event_value(f"e_{name}", name) for name in EVENT_COLUMNS))
+            .select_from(inserted))
 
     def on_stack_change(self, callback, last=False):
         """Call ``callback(stack_id, action, status, stack)`` after a stack's
@@ -90,22 +112,26 @@ class StackStore:
             ).inserted_primary_key[0]
             stack["raw_template_id"] = template_id
             params = {f"s_{key}": stack[key] for key in _STACK_INSERT_COLUMNS}
-            if unique_name:
-                stored = conn.execute(self._stack_insert_if_name_free, params).rowcount
-                if stored != 1:
-                    raise exceptions.StackExists(stack["name"])
-            else:
-                conn.execute(self._stack_insert, params)
             # The create's "started" event, as every other traversal has
             # (Heat's converge_stack adds one for each action).
-            conn.execute(self._event_insert_from_params, _started_event(stack))
+            if self.dialect == "postgresql":
+                params.update(_started_event(stack))
+                stored = conn.execute(self._stack_inserts_started[unique_name],
+                                      params).rowcount
+            elif unique_name:
+                stored = conn.execute(self._stack_insert_if_name_free, params).rowcount
+            else:
+                stored = conn.execute(self._stack_insert, params).rowcount
+            if stored != 1:
+                raise exceptions.StackExists(stack["name"])
+            if self.dialect != "postgresql":
+                conn.execute(self._event_insert_from_params, _started_event(stack))
             self._add_resources(conn, stack["id"], template_id, resource_values)
         self._templates.put(models.RawTemplate(id=template_id, created_at=now,
                                                **template_values))
         return models.StackRow.from_mapping(stack)
 
-    @staticmethod
-    def _add_resources(session, stack_id, template_id, resource_values, existing=None):
+    def _add_resources(self, session, stack_id, template_id, resource_values, existing=None):
         """Insert resource rows; ``requires`` names resolve to new rows first,
         then to ``existing`` (name -> id of a current row).
 
@@ -115,9 +141,8 @@ class StackStore:
         """
         if not resource_values:
             return
-        table = models.Resource.__table__
         inserted = session.execute(
-            sa.insert(table).returning(table.c.id, sort_by_parameter_order=True),
+            self._resources_insert,
             [{**{k: v for k, v in values.items() if k != "requires"},
               "stack_id": stack_id, "template_id": template_id}
              for values in resource_values])
@@ -134,8 +159,7 @@ class StackStore:
                 if dep in needed_by:
                     needed_by[dep].append(new_ids[name])
         session.execute(
-            sa.update(table).where(table.c.id == sa.bindparam("e_id")).values(
-                requires=sa.bindparam("e_requires"), needed_by=sa.bindparam("e_needed_by")),
+            self._edges_update,
             [{"e_id": new_ids[name], "e_requires": sorted(requires[name]),
               "e_needed_by": sorted(needed_by[name])} for name in new_ids])
 
