@@ -77,6 +77,26 @@ engine_opts = [
         min=1,
         help="Largest value of one parameter, in bytes (as JSON for lists and maps).",
     ),
+    cfg.IntOpt(
+        "max_function_string_size",
+        default=1048576,
+        min=1024,
+        help="Most characters of text one intrinsic function call may build "
+        "(str_replace, list_join, make_url...; for repeat, all the text it "
+        "substitutes). 1 MiB: twice max_template_size, so any template or file "
+        "can be substituted into and still fit, and the largest request body "
+        "Heat accepts (its max_json_body_size).",
+    ),
+    cfg.IntOpt(
+        "max_function_result_items",
+        default=100000,
+        min=100,
+        help="Most items of the list or map one intrinsic function call may "
+        "return (repeat, str_split, list_concat, map_merge...); for repeat, its "
+        "copies times the values in one copy of its template, counted before "
+        "they are made. Far above real templates, low enough that one call "
+        "cannot take more than some tens of MB.",
+    ),
     cfg.BoolOpt(
         "freeze_startup_objects",
         default=True,

@@ -75,7 +75,7 @@ def validate_template(registry, template, files=None, environment=None, params=N
 def _environment(environment, limit):
     if environment is None or isinstance(environment, dict):
         return environment
-    return loader.load(environment, max_size=limit)
+    return loader.load(environment, max_size=limit, name="environment")
 
 
 def _parameter(tmpl, name, given):

@@ -35,7 +35,7 @@ class StackDefinition:
         # Stored state (validate=False) passed the structure limits when stored.
         tmpl_dict = loader.load(raw, checked=not validate, **kwargs)
         if isinstance(environment, str):
-            environment = loader.load(environment, **kwargs)
+            environment = loader.load(environment, name="environment", **kwargs)
         template = Template(tmpl_dict, files=files, environment=environment, checked=True)
         pseudo = {
             "OS::stack_name": stack_name,

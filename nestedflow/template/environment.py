@@ -54,7 +54,7 @@ def parse(environment, name=None):
     where = "environment" if name is None else f"environment {name}"
     if environment is None:
         return {}
-    env = loader.load(environment, name=name)
+    env = loader.load(environment, name=name or "environment")
     for section, value in env.items():
         if section not in SECTIONS + EXTRA_SECTIONS:
             raise StackValidationFailed(

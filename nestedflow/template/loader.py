@@ -32,6 +32,11 @@ _TemplateLoader.add_constructor(
 def _parse_yaml(text, name):
     try:
         return yaml.load(text, Loader=_TemplateLoader)  # a SafeLoader subclass
+    except yaml.reader.ReaderError as exc:
+        # Its text is two lines and counts from the start of the document.
+        line, column = _line_and_column(text, exc.position)
+        raise TemplateSyntaxError(f"unacceptable character #x{exc.character:04x}: {exc.reason}",
+                                  line=line, column=column, source=name) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or str(exc)
@@ -45,6 +50,14 @@ def _parse_yaml(text, name):
         # The pure-Python parser recurses per nesting level (libyaml stops
         # at 1000 levels with a YAMLError).
         raise TemplateSyntaxError("nested too deeply to parse", source=name) from None
+
+
+def _line_and_column(text, offset):
+    if _BaseLoader is not yaml.SafeLoader:
+        # libyaml's offset counts UTF-8 bytes.
+        text = text.encode("utf-8")[:offset].decode("utf-8", "replace")
+    before = text[:offset]
+    return before.count("\n") + 1, len(before) - before.rfind("\n")
 
 
 def _parse_text(text, name=None):
@@ -100,10 +113,10 @@ def load(template, max_size=DEFAULT_MAX_SIZE, name=None, checked=False):
                 raw = handle.read()
         except OSError as exc:
             raise StackValidationFailed(f"cannot read template {path!r}: {exc.strerror}") from None
-        text = _decode(raw)
+        text = _decode(raw, name)
     elif isinstance(template, bytes):
         _check_size(len(template), max_size, name)
-        text = _decode(template)
+        text = _decode(template, name)
     elif isinstance(template, str):
         _check_size(len(template.encode("utf-8")), max_size, name)
         text = template
@@ -111,8 +124,8 @@ def load(template, max_size=DEFAULT_MAX_SIZE, name=None, checked=False):
             hint = f" (and no file named {template!r} exists)"
     else:
         raise StackValidationFailed(
-            f"template must be a mapping, text or a path, not {type(template).__name__}"
-        )
+            f"{name or 'template'} must be a mapping, text or a path, "
+            f"not {type(template).__name__}")
     data = _parse_text(text, name)
     limits.check_structure(data, name or "template")
     if not isinstance(data, dict):
@@ -123,11 +136,11 @@ def load(template, max_size=DEFAULT_MAX_SIZE, name=None, checked=False):
     return data
 
 
-def _decode(raw):
+def _decode(raw, name=None):
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise StackValidationFailed(f"template is not UTF-8 text: {exc}") from None
+        raise StackValidationFailed(f"{name or 'template'} is not UTF-8 text: {exc}") from None
 
 
 def load_files(files):

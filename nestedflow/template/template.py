@@ -275,7 +275,8 @@ class Template:
         for key in self.raw:
             if key not in SECTIONS:
                 raise StackValidationFailed(
-                    f"unknown section; expected one of {sorted(SECTIONS)}", path=str(key)
+                    f"unknown section {key!r}; expected one of {sorted(SECTIONS)}",
+                    path=str(key)
                 )
         if "conditions" in self.raw and self.version < CONDITIONS_SINCE:
             raise StackValidationFailed(

@@ -5,6 +5,7 @@ import heapq
 from nestedflow.exceptions import DependencyCycle, StackValidationFailed, UnknownResourceType
 from nestedflow.resources.schema import UNRESOLVED, validate_properties
 from nestedflow.template import functions
+from nestedflow.template.functions import sizes
 
 
 def _lookup_classes(template, type_lookup):
@@ -112,11 +113,13 @@ def validate(template, parameters, type_lookup):
             _check_reference(ref, classes, None, template.disabled)
         try:
             functions.resolve(output.value, ctx, path)
-        except StackValidationFailed:
+        except StackValidationFailed as error:
             # As in Heat (output.validate checks functions, it does not
             # resolve them): an output whose value fails is None with an
-            # error, it does not refuse the template.
-            pass
+            # error, it does not refuse the template -- unless it asks for
+            # more than a function may build: that is hostile input.
+            if sizes.is_too_large(error):
+                raise
     return dependency_order(template.dependencies(), list(template.resources))
 
 

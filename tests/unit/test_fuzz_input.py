@@ -2,7 +2,8 @@
 parameters -- malformed YAML, alias bombs, huge strings, deep nesting and
 wrong types everywhere. 10,000 cases in all (deterministic, so CI is
 stable); each must either validate or raise StackValidationFailed with a
-message, never another exception, within a bounded time. Memory is bounded
+one-line message naming where the problem is, never another exception,
+within a bounded time. Memory is bounded
 by the [engine] limits the cases run under (an alias bomb is cut off after
 max_template_values values)."""
 
@@ -144,12 +145,26 @@ def template_texts(draw):
     return text[:cut] + splice + text[cut:]
 
 
-def check(template, environment=None, params=None, files=None):
+def assert_names_where(error, document):
+    """``error`` says where its problem is: a path, a line and column (a
+    parse error), or -- a problem of the whole ``document`` (its size,
+    encoding, type, values) -- that document, first."""
+    message = str(error)
+    assert message.strip(), f"empty message for {type(error).__name__}"
+    # The path holds the keys as written (a key may hold a newline).
+    assert "\n" not in error.reason, f"{type(error).__name__} is not one line: {message!r}"
+    if error.path is not None or getattr(error, "line", None) is not None:
+        return
+    assert message.startswith(document), (
+        f"{type(error).__name__} names no path, line or {document}: {message!r:.300}")
+
+
+def check(template, environment=None, params=None, files=None, document="template"):
     try:
         answer = validation.validate_template(REGISTRY, template, files=files,
                                               environment=environment, params=params)
     except exceptions.StackValidationFailed as error:
-        assert str(error).strip(), f"empty message for {type(error).__name__}"
+        assert_names_where(error, document)
         return
     assert isinstance(answer, dict)
 
@@ -185,7 +200,7 @@ def test_fuzz_environments(data):
             "resource_registry": hostile_values, "event_sinks": values})))
     check("heat_template_version: 2018-08-31\nparameters:\n  p: {type: string}\n",
           environment=as_text(data.draw, env) if isinstance(env, dict) else env,
-          params={"p": "v"})
+          params={"p": "v"}, document="environment")
 
 
 @fuzz(3500)
@@ -198,7 +213,7 @@ def test_fuzz_parameters(params):
           "  b: {type: boolean, default: true}\n"
           "  l: {type: comma_delimited_list, default: a}\n"
           "resources:\n  r:\n    type: OS::Heat::None\n    properties:\n"
-          "      value: {get_param: j}\n", params=params)
+          "      value: {get_param: j}\n", params=params, document="parameters")
 
 
 @settings(max_examples=30, derandomize=True, database=None, deadline=None,
@@ -210,7 +225,7 @@ def test_refused_create_stores_nothing(sqlite_engine, template):
     try:
         stack = sqlite_engine.create_stack(f"fuzzed-{uuid.uuid4().hex[:8]}", template)
     except exceptions.StackValidationFailed as error:
-        assert str(error).strip()
+        assert_names_where(error, "template")
         assert len(sqlite_engine.list_stacks(show_nested=True)) == before
         return
     sqlite_engine.wait(stack.id, timeout=60)

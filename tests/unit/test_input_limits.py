@@ -152,3 +152,27 @@ def test_alias_bomb_time_and_memory_are_bounded():
         tracemalloc.stop()
     assert elapsed < 20
     assert peak < 64 * 2**20, peak
+
+
+@pytest.mark.parametrize("text", [HOT + "description: a\x00b\n",
+                                  HOT + "description: \u00e9\x00b\n"])
+def test_control_character_is_named_by_line_and_column(text):
+    # libyaml counts UTF-8 bytes: the column is still in characters.
+    with pytest.raises(TemplateSyntaxError) as error:
+        loader.load(text)
+    assert str(error.value) == (
+        "line 2, column 15: unacceptable character #x0000: control characters are not allowed")
+
+
+@pytest.mark.parametrize("environment, message", [
+    (1, "environment must be a mapping, text or a path, not int"),
+    (b"\xff", "environment is not UTF-8 text"),
+    ("parameters: " + "x" * 300, "environment is 312 bytes, more than the limit of 200 bytes"),
+    ("parameters: {p: 1", "environment: line 2, column 1: "),
+    ("parameters:\n  p: \x07", "environment: line 2, column 6: unacceptable character #x0007"),
+])
+def test_environment_errors_name_the_environment(override, environment, message):
+    override("max_template_size", 200)
+    with pytest.raises(StackValidationFailed) as error:
+        validate(HOT, environment=environment)
+    assert str(error.value).startswith(message), error.value

@@ -15,7 +15,7 @@ than passed through as data, so a template never completes with a literal
 
 The families live in submodules: :mod:`.core` (get_*), :mod:`.strings`,
 :mod:`.data` (lists and maps), :mod:`.conditions`, :mod:`.expressions`
-(yaql).
+(yaql); :mod:`.sizes` bounds what one call may build.
 """
 
 from collections import namedtuple

@@ -8,9 +8,11 @@ Filter, Contains) and heat/engine/cfn/functions.py (Select, MemberListToMap).
 
 import itertools
 import json
+import math
 from collections.abc import Mapping, Sequence
 
 from nestedflow.resources.schema import UNRESOLVED, contains_unresolved
+from nestedflow.template.functions import sizes
 from nestedflow.template.functions.base import Function, fail, is_sequence, join_path, to_json
 
 
@@ -28,7 +30,7 @@ def _map_merge(args, ctx, path):
     merged = {}
     for item in args:
         merged.update(_as_map(item, "items to merge", path))
-    return merged
+    return sizes.items(merged, path)
 
 
 def _map_replace(args, ctx, path):
@@ -56,7 +58,7 @@ def _map_replace(args, ctx, path):
         except TypeError:
             pass  # unhashable values cannot be replacement targets
         result[new_key] = value
-    return result
+    return sizes.items(result, path)
 
 
 def _concat(args, path):
@@ -69,7 +71,8 @@ def _concat(args, path):
         if not is_sequence(item):
             raise fail(f"items to concat must be lists; {json.dumps(item):.200} is not", path)
         result.extend(item)
-    return result
+    # Before list_concat_unique compares every pair.
+    return sizes.items(result, path)
 
 
 def _list_concat(args, ctx, path):
@@ -100,7 +103,7 @@ def _filter(args, ctx, path):
         return sequence
     if not isinstance(values, list):
         raise fail(f"filters a list of values, got {values!r}", path)
-    return [item for item in sequence if item not in values]
+    return sizes.items([item for item in sequence if item not in values], path)
 
 
 def _contains(args, ctx, path):
@@ -158,30 +161,55 @@ def _member_list_to_map(args, ctx, path):
             value_member = member[: -len(suffix)] + f".{value_name}"
             if value_member in partials:
                 result[key] = partials[value_member]
-    return result
+    return sizes.items(result, path)
 
 
-def _replace_in(template, replacements):
+def _replace_in(template, replacements, budget):
     if isinstance(template, str):
         # A string that is exactly a placeholder takes the item itself, so
         # ``port: "%p%"`` over [80, 443] gives numbers. (Heat's str.replace
         # fails there on a non-string item; nestedflow is lenient.)
         if template in replacements:
             return replacements[template]
+        original = template
         for key, value in replacements.items():
-            template = template.replace(key, value if isinstance(value, str) else to_json(value)
-                                        if isinstance(value, (Mapping, list)) else str(value))
+            if key not in template:
+                continue  # and the item is not made text for nothing
+            text = value if isinstance(value, str) else to_json(value) if isinstance(
+                value, (Mapping, list)) else str(value)
+            _check_growth(template, key, text, budget)
+            template = template.replace(key, text)
+        if template is not original:
+            budget.spend(len(template))
         return template
     if isinstance(template, list):
-        return [_replace_in(item, replacements) for item in template]
+        return [_replace_in(item, replacements, budget) for item in template]
     if isinstance(template, Mapping):
-        return {_text(_replace_in(key, replacements)): _replace_in(value, replacements)
+        return {_key_text(_replace_in(key, replacements, budget), budget):
+                _replace_in(value, replacements, budget)
                 for key, value in template.items()}
     return template
 
 
-def _text(value):
-    return value if isinstance(value, str) else str(value)
+def _check_growth(template, key, text, budget):
+    """Refuse a replacement whose result would not fit what ``budget`` has left."""
+    grows = len(text) - len(key)
+    if grows <= 0:
+        return
+    # Counting the placeholders is a scan of the text: done only when even
+    # the most it could hold would not fit.
+    most = len(template) // len(key) if key else len(template) + 1
+    if not budget.fits(len(template) + most * grows):
+        budget.check(len(template) + template.count(key) * grows)
+
+
+def _key_text(value, budget):
+    if isinstance(value, str):
+        return value
+    # A key that was a placeholder took an item, which may be a large map.
+    text = str(value)
+    budget.spend(len(text))
+    return text
 
 
 def _make_repeat(allow_maps, permutations_key):
@@ -218,10 +246,30 @@ def _make_repeat(allow_maps, permutations_key):
         if not nested and len(lengths) > 1:
             raise fail("the for_each lists must have the same length without permutations",
                        path)
+        _check_copies(math.prod(map(len, lists)) if nested else min(map(len, lists)),
+                      template, path)
         combos = itertools.product(*lists) if nested else zip(*lists, strict=False)
-        return [_replace_in(template, dict(zip(keys, combo, strict=True)))
+        budget = sizes.TextBudget(path)
+        return [_replace_in(template, dict(zip(keys, combo, strict=True)), budget)
                 for combo in combos]
     return repeat
+
+
+def _check_copies(copies, template, path):
+    """Refuse a repeat before it makes its copies if they hold too many values."""
+    if copies <= 1:
+        return  # no more than the template itself
+    sizes.check_items(copies, path)
+    # Each copy is new data as large as the template: its values are counted,
+    # no further than the most one copy may hold (first under the floor, the
+    # option is only read above it).
+    if copies * sizes.count_values(template, sizes.ITEMS_FLOOR // copies) <= sizes.ITEMS_FLOOR:
+        return
+    limit = sizes.max_items()
+    weight = sizes.count_values(template, limit // copies)
+    if copies * weight > limit:
+        raise sizes.too_large(f"would make {copies} copies of its template, at least "
+                              f"{copies * weight} values", sizes.ITEMS_OPTION, path)
 
 
 map_merge = Function(_map_merge)

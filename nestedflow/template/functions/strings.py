@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Mapping
 from urllib import parse as urlparse
 
+from nestedflow.template.functions import sizes
 from nestedflow.template.functions.base import Function, fail, is_sequence, to_json
 
 
@@ -23,9 +24,13 @@ def _join_single(args, ctx, path):
         raise fail(f"must operate on a list, got {items!r}", path)
     if not isinstance(delimiter, str):
         raise fail(f"delimiter must be a string, got {delimiter!r}", path)
+    size = len(delimiter) * (len(items) - 1) if items else 0
     for item in items:
-        if item is not None and not isinstance(item, str):
-            raise fail(f"items to join must be strings, not {item!r:.200}", path)
+        if item is not None:
+            if not isinstance(item, str):
+                raise fail(f"items to join must be strings, not {item!r:.200}", path)
+            size += len(item)
+    sizes.check_string(size, path)
     return delimiter.join("" if item is None else item for item in items)
 
 
@@ -54,23 +59,45 @@ def _join_multiple(args, ctx, path):
         if not is_sequence(joined):
             raise fail(f"argument {number} must be a list, got {joined!r}", path)
         items.extend(joined)
-    return delimiter.join(_join_text(item, path) for item in items)
+    size = len(delimiter) * (len(items) - 1) if items else 0
+    limit = sizes.STRING_FLOOR
+    texts = []
+    for item in items:
+        text = _join_text(item, path)
+        size += len(text)
+        # Counted item by item: the JSON of a map is only known once made,
+        # and one large map listed many times would be dumped every time.
+        if size > limit:
+            limit = max(limit, sizes.max_string())
+            if size > limit:
+                break
+        texts.append(text)
+    sizes.check_string(size, path)
+    return delimiter.join(texts)
 
 
-def _replace_all(text, keys, values):
+def _replace_all(text, keys, values, path):
     # Split on the longest key first and recurse into the pieces, so text that
     # was substituted in is never scanned again for other keys (Heat's Replace).
     if not keys:
         return text, set()
     key, rest = keys[0], keys[1:]
     parts = text.split(key)
-    found = {key} if len(parts) > 1 else set()
+    if len(parts) == 1:
+        return _replace_all(text, rest, values, path)
+    value = values[key]
+    size = len(value) * (len(parts) - 1)
+    found = {key}
     replaced = []
     for part in parts:
-        text_part, found_part = _replace_all(part, rest, values)
+        text_part, found_part = _replace_all(part, rest, values, path)
+        size += len(text_part)
         replaced.append(text_part)
         found |= found_part
-    return values[key].join(replaced), found
+    # Checked before joining: a long value times a placeholder written many
+    # times is the one product here that can outgrow the memory.
+    sizes.check_string(size, path)
+    return value.join(replaced), found
 
 
 def _replacement_plain(value, key, path):
@@ -122,7 +149,7 @@ def _substitute(template, params, replacement, strict, path):
     # Longest key first; among equal lengths, the lexicographically smaller.
     keys = sorted(sorted(params), key=len, reverse=True)
     values = {key: replacement(params[key], key, path) for key in keys}
-    text, found = _replace_all(template, keys, values)
+    text, found = _replace_all(template, keys, values, path)
     if strict:
         missing = [key for key in keys if key not in found]
         if missing:
@@ -151,7 +178,7 @@ def _str_split(args, ctx, path):
         raise fail(f"delimiter must be a non-empty string, got {delimiter!r}", path)
     if not isinstance(text, str):
         raise fail(f"can only split a string, got {text!r}", path)
-    parts = text.split(delimiter)
+    parts = _split(text, delimiter, path)
     if len(args) == 2:
         return parts
     try:
@@ -172,6 +199,14 @@ def _fn_split(args, ctx, path):
         raise fail(f"delimiter must be a non-empty string, got {delimiter!r}", path)
     if not isinstance(text, str):
         raise fail(f"string to split must be a string, got {text!r}", path)
+    return _split(text, delimiter, path)
+
+
+def _split(text, delimiter, path):
+    # Only a text long enough to hold too many delimiters is scanned for them.
+    most = len(text) // len(delimiter) + 1
+    if most > sizes.ITEMS_FLOOR and most > sizes.max_items():
+        sizes.check_items(text.count(delimiter) + 1, path)
     return text.split(delimiter)
 
 
@@ -251,7 +286,8 @@ def _make_url(args, ctx, path):
     url_path = urlparse.quote(args.get("path", ""))
     query = urlparse.urlencode(args.get("query", {})).replace("%2F", "/")
     fragment = urlparse.quote(args.get("fragment", ""))
-    return urlparse.urlunsplit((scheme, _netloc(args), url_path, query, fragment))
+    return sizes.text(urlparse.urlunsplit((scheme, _netloc(args), url_path, query, fragment)),
+                      path)
 
 
 list_join = Function(_join_single)
