@@ -17,6 +17,12 @@ writes never land, not even those of a transaction it opened before a
 pause, and its engine fails at its next write. A run paused mid-write
 holds that lock only until the server ends its idle transaction, sooner
 than another conductor can claim the job.
+
+The journal outlives its traversal and keeps no value a resource produced
+(:func:`redacted`): hidden parameters reach attributes and properties,
+which Heat keeps on the resource (and in its sync points only until the
+traversal ends). A resumed run reads them back from the resource rows
+(:func:`restore_results`).
 """
 
 import contextlib
@@ -30,6 +36,10 @@ from taskflow.utils import misc
 
 from nestedflow import exceptions
 from nestedflow.db import fencing
+from nestedflow.flows.tasks.base import UNDO
+
+#: What a resource task's result holds that the journal reads back from the row.
+_FROM_ROW = ("ref", "attrs")
 
 
 def owner_fence(db, stack_id, traversal_id, owner):
@@ -115,3 +125,55 @@ def _pending_detail(atom):
     if version is not None:
         detail.version = version
     return detail
+
+
+def redacted(results):
+    """A task's ``results`` as the journal keeps them.
+
+    A resource task's result (:func:`nestedflow.flows.tasks.base.output_of`)
+    carries the resource's reference and attribute values, and an in-place
+    update's undo the properties it replaced: any of them may come from a
+    hidden parameter, and the journal outlives the traversal. The row they
+    were read from keeps them, so the journal keeps which row:
+    :func:`restore_results` reads them back from it when a run resumes.
+    Results journaled before this kept everything and are left so.
+    """
+    if not isinstance(results, dict) or "row" not in results or "attrs" not in results:
+        return results
+    kept = {key: value for key, value in results.items() if key not in _FROM_ROW}
+    undo = kept.get("undo")
+    if isinstance(undo, dict) and "previous" in undo:
+        kept["undo"] = {key: value for key, value in undo.items() if key != "previous"}
+    return kept
+
+
+def restore_results(detail, read_rows, traversal_id):
+    """Put back into ``detail``'s atoms, as read from the journal, what
+    :func:`redacted` left out; ``read_rows()``: the stack's resource rows."""
+    redacted_atoms = [atom for atom in detail if isinstance(atom.results, dict)
+                      and "row" in atom.results and "attrs" not in atom.results]
+    if not redacted_atoms:
+        return
+    rows = {row.id: row for row in read_rows()}
+    for atom in redacted_atoms:
+        results = dict(atom.results)
+        row = rows.get(results["row"])
+        data = (row.attr_data or {}) if row is not None else {}
+        results.update(ref=data.get("ref"), attrs=data.get("attrs") or {})
+        undo = results.get("undo")
+        if isinstance(undo, dict) and undo.get("updated") is not None:
+            results["undo"] = dict(undo, previous=_previous(rows.get(undo["updated"]),
+                                                           traversal_id))
+        atom.results = results
+
+
+def _previous(row, traversal_id):
+    """The properties the traversal's in-place update of ``row`` replaced,
+    as the update recorded them on the row (its ``undo``)."""
+    if row is None:
+        return {}
+    undo = (row.attr_data or {}).get(UNDO) or {}
+    if undo.get("traversal") == traversal_id and "previous" in undo:
+        return undo["previous"]
+    # Only a later traversal rewrites it, and that one fenced this run off.
+    return row.properties_data or {}

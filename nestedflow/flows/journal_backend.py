@@ -50,7 +50,7 @@ from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
 from nestedflow import exceptions
 from nestedflow.db import retrying
-from nestedflow.flows import taskflow_compat
+from nestedflow.flows import journal, taskflow_compat
 
 LOG = logging.getLogger(__name__)
 
@@ -88,6 +88,14 @@ _INSERT_IF_MISSING = {
     "mysql": _on_duplicate_key_keep,
     "mariadb": _on_duplicate_key_keep,
 }
+
+
+def _atom_row(atom_detail):
+    """The atom's row, its result as the journal keeps it (journal.redacted);
+    the engine goes on with the whole result in memory."""
+    row = atom_detail.to_dict()
+    row["results"] = journal.redacted(row["results"])
+    return row
 
 
 class _Pending:
@@ -179,7 +187,7 @@ class JournalBackend(tf_base.Backend):
 
     def record_atom(self, atom_detail):
         self._check_fenced()
-        row = atom_detail.to_dict()
+        row = _atom_row(atom_detail)
         with self._lock:
             self._pending.write(self._pending.new_atoms, self._pending.atoms,
                                 atom_detail.uuid, row)
@@ -325,7 +333,7 @@ class JournalBackend(tf_base.Backend):
 
     @staticmethod
     def _atom_insert(atom, flow_uuid):
-        row = atom.to_dict()
+        row = _atom_row(atom)
         row["parent_uuid"] = flow_uuid
         row["atom_type"] = tf_models.atom_detail_type(atom)
         return row

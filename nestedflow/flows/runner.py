@@ -133,6 +133,9 @@ def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
         # Read after our claim: the run we fenced can no longer change it.
         previous = (None if first_run
                     else journal.latest_detail(journal_backend, stack_id, traversal_id))
+        if previous is not None:
+            journal.restore_results(previous, lambda: rt.db.list_all_resources(stack_id),
+                                    traversal_id)
         run = (previous.meta or {}).get("run", 0) + 1 if previous is not None else 1
         meta = flow_meta(factories.TRAVERSAL, kwargs, run, owner)
         if previous is not None:
