@@ -19,6 +19,9 @@ import textwrap
 
 import yaml
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import doc_sections  # noqa: E402 - a sibling of this script, not a package
+
 BEGIN = ".. BEGIN GENERATED: corpus counts (tools/gen_corpus_table.py)\n"
 END = ".. END GENERATED: corpus counts\n"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -126,19 +129,8 @@ def section_rst(entries, sources=()):
 def render(text, entries=None, sources=None):
     entries = load_entries() if entries is None else entries
     sources = source_names() if sources is None else sources
-    start = text.index(BEGIN) + len(BEGIN)
-    end = text.index(END)
-    return text[:start] + "\n" + section_rst(entries, sources) + "\n" + text[end:]
-
-
-def main(argv):
-    text = DOC.read_text()
-    new = render(text)
-    if "--check" in argv:
-        return 0 if new == text else 1
-    DOC.write_text(new)
-    return 0
+    return doc_sections.splice(text, BEGIN, END, section_rst(entries, sources))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(doc_sections.main(DOC, render, sys.argv[1:]))

@@ -12,6 +12,9 @@ the tables the engine uses (tests/unit/test_function_matrix_doc.py checks).
 import pathlib
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import doc_sections  # noqa: E402 - a sibling of this script, not a package
+
 BEGIN = ".. BEGIN GENERATED: function matrix (tools/gen_function_matrix.py)\n"
 END = ".. END GENERATED: function matrix\n"
 DOC = pathlib.Path(__file__).resolve().parent.parent / "doc" / "source" / "templates.rst"
@@ -20,19 +23,8 @@ DOC = pathlib.Path(__file__).resolve().parent.parent / "doc" / "source" / "templ
 def render(text):
     from nestedflow.template.functions.versions import matrix_rst
 
-    start = text.index(BEGIN) + len(BEGIN)
-    end = text.index(END)
-    return text[:start] + "\n" + matrix_rst() + "\n" + text[end:]
-
-
-def main(argv):
-    text = DOC.read_text()
-    new = render(text)
-    if "--check" in argv:
-        return 0 if new == text else 1
-    DOC.write_text(new)
-    return 0
+    return doc_sections.splice(text, BEGIN, END, matrix_rst())
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(doc_sections.main(DOC, render, sys.argv[1:]))

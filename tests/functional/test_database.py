@@ -339,14 +339,15 @@ def test_engines_starting_together_all_record_their_heartbeat(db_url):
         for attempt in range(5):
             start = threading.Barrier(len(dbs))
 
-            def first_beat(db, number):
+            def first_beat(db, engine_id, start=start):
                 start.wait()
                 try:
-                    db.beat(f"{prefix}-{attempt}-{number}", "host", 1, 5.0)
+                    db.beat(engine_id, "host", 1, 5.0)
                 except Exception as error:  # noqa: BLE001 -- reported below
                     errors.append(error)
 
-            threads = [threading.Thread(target=first_beat, args=(db, n))
+            threads = [threading.Thread(target=first_beat,
+                                        args=(db, f"{prefix}-{attempt}-{n}"))
                        for n, db in enumerate(dbs)]
             for thread in threads:
                 thread.start()

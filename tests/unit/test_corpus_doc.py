@@ -1,32 +1,20 @@
 """doc/source/corpus.rst states the corpus counts and exceptions the manifest holds."""
 
-import importlib.util
-import pathlib
 
 import docutils.core
 import docutils.nodes
 import docutils.utils
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-
-def _tool():
-    spec = importlib.util.spec_from_file_location(
-        "gen_corpus_table", ROOT / "tools" / "gen_corpus_table.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_committed_section_equals_the_generated_one():
-    tool = _tool()
+def test_committed_section_equals_the_generated_one(doc_tool):
+    tool = doc_tool("gen_corpus_table")
     text = tool.DOC.read_text()
     assert tool.render(text) == text, "run tools/gen_corpus_table.py"
 
 
-def test_counts_are_the_lists_test_corpus_runs():
-    tool = _tool()
+def test_counts_are_the_lists_test_corpus_runs(doc_tool):
+    tool = doc_tool("gen_corpus_table")
     entries = tool.load_entries()
     counts, refused = tool.classify(entries)
     # The same selections tests/functional/test_corpus.py parametrizes over.
@@ -44,9 +32,10 @@ def test_counts_are_the_lists_test_corpus_runs():
     {"template": "src/both.yaml", "result": "pass", "heat_rejects": "why"},
     {"template": "src/no-reason.yaml", "result": "refused", "heat_rejects": " "},
 ])
-def test_an_entry_no_test_covers_is_not_counted(entry):
+def test_an_entry_no_test_covers_is_not_counted(entry, doc_tool):
     with pytest.raises(ValueError, match=entry["template"]):
-        _tool().classify([{"template": "src/a.yaml", "result": "pass"}, entry])
+        doc_tool("gen_corpus_table").classify(
+            [{"template": "src/a.yaml", "result": "pass"}, entry])
 
 
 @pytest.mark.parametrize("reason", [
@@ -54,8 +43,8 @@ def test_an_entry_no_test_covers_is_not_counted(entry):
     "b. looks like a list item",
     "#. so does this",
 ])
-def test_reasons_render_verbatim_whatever_markup_they_quote(reason):
-    section = _tool().section_rst(
+def test_reasons_render_verbatim_whatever_markup_they_quote(reason, doc_tool):
+    section = doc_tool("gen_corpus_table").section_rst(
         [{"template": "src/a_b.yaml", "result": "refused", "heat_rejects": reason},
          {"template": "src/ok.yaml", "result": "pass"}], ["src", "files-only"])
     doctree = docutils.core.publish_doctree(

@@ -19,17 +19,6 @@ from nestedflow.template.functions import ResolveContext, resolve
 HOT = "heat_template_version: 2021-04-16\n"
 
 
-@pytest.fixture
-def override():
-    names = []
-
-    def set_(name, value):
-        names.append(name)
-        CONF.set_override(name, value, group="engine")
-
-    yield set_
-    for name in names:
-        CONF.clear_override(name, group="engine")
 
 
 def output(value):

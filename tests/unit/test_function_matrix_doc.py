@@ -1,21 +1,8 @@
 """doc/source/templates.rst holds the function/version matrix as the code makes it."""
 
-import importlib.util
-import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def _tool():
-    spec = importlib.util.spec_from_file_location(
-        "gen_function_matrix", ROOT / "tools" / "gen_function_matrix.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_committed_matrix_equals_the_generated_one():
-    tool = _tool()
+def test_committed_matrix_equals_the_generated_one(doc_tool):
+    tool = doc_tool("gen_function_matrix")
     text = tool.DOC.read_text()
     assert tool.render(text) == text, "run tools/gen_function_matrix.py"
 

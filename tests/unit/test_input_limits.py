@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-from nestedflow.conf import CONF
 from nestedflow.engine import validation
 from nestedflow.exceptions import StackValidationFailed, TemplateSyntaxError
 from nestedflow.plugins.loader import ResourceRegistry
@@ -16,17 +15,6 @@ from nestedflow.template.template import Template
 HOT = "heat_template_version: 2018-08-31\n"
 
 
-@pytest.fixture
-def override():
-    names = []
-
-    def set_(name, value):
-        names.append(name)
-        CONF.set_override(name, value, group="engine")
-
-    yield set_
-    for name in names:
-        CONF.clear_override(name, group="engine")
 
 
 def laughs(levels, indent):
