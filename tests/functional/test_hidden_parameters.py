@@ -10,6 +10,7 @@ greps every table, the jobboard and the conductors' logs.
 
 import json
 import logging
+import time
 import uuid
 
 import pytest
@@ -76,7 +77,7 @@ def test_journal_keeps_rows_not_values_and_a_resume_reads_them_back(sqlite_engin
         stack.id, CHAINED, parameters={"password": SECRET + "2"}).id, timeout=60)
     assert stack.status == "COMPLETE", stack.status_reason
     traversal = engine.db.get_stack(stack.id).current_traversal
-    detail = journal.latest_detail(engine.db.taskflow_backend(), stack.id, traversal)
+    detail = _finished_journal(engine, stack.id, traversal)
     assert SECRET not in json.dumps([atom.to_dict() for atom in detail])
 
     # What a run resuming the update hands on and reverts with.
@@ -88,3 +89,15 @@ def test_journal_keeps_rows_not_values_and_a_resume_reads_them_back(sqlite_engin
                         "undo": {"updated": r.id}}
     assert previous["value"] == SECRET
     engine.wait(engine.delete_stack(stack.id).id, timeout=60)
+
+
+def _finished_journal(engine, stack_id, traversal):
+    """The run's journal once its end is written: a stack settles (and
+    ``wait`` returns) before its run has flushed the journal's tail."""
+    deadline = time.monotonic() + 30
+    while True:
+        detail = journal.latest_detail(engine.db.taskflow_backend(), stack_id, traversal)
+        if detail is not None and detail.state == "SUCCESS":
+            return detail
+        assert time.monotonic() < deadline, f"journal of {traversal} not finished: {detail}"
+        time.sleep(0.05)
