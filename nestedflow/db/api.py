@@ -7,6 +7,7 @@ rowcount of zero means somebody else owns the state now and the caller must
 stop. That is the fencing every task relies on after a crash or a pause.
 """
 
+import contextlib
 import threading
 
 from oslo_db.sqlalchemy import enginefacade
@@ -100,12 +101,25 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore):
     def reader(self):
         return self._facade.reader.using(_Ctx())
 
+    @contextlib.contextmanager
     def connect(self):
         """A Core connection (``with db.connect() as conn``) for reads of
         one statement each, which run in autocommit where that saves round
         trips (drivers.one_statement_engine): an ORM session and a
         transaction cost more than such a read."""
-        return self._single.connect()
+        with self._single.connect() as conn:
+            if self.dialect != "sqlite":
+                yield conn
+                return
+            # A read needs neither SQLite's write lock nor this process's
+            # turn at it (drivers.serialize_sqlite_writers): without a
+            # BEGIN, pysqlite reads outside any transaction. The marker
+            # lives on the pooled connection, so it goes with this read.
+            conn.info["in_transaction"] = True
+            try:
+                yield conn
+            finally:
+                conn.info.pop("in_transaction", None)
 
     def dispose(self):
         self._facade.writer.get_engine().dispose()

@@ -204,7 +204,7 @@ class StackStore:
     def find_stack(self, name_or_id, project_id=None, scoped=False):
         """By id, else by name among stacks not deleted (newest first);
         ``scoped``: a name is looked up among ``project_id``'s stacks only."""
-        with self._single.connect() as conn:
+        with self.connect() as conn:
             found = conn.execute(self._stack_by_id, {"w_id": name_or_id}).first()
             if found is None and scoped:
                 found = conn.execute(self._stack_by_name_in_project,
