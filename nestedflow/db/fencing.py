@@ -33,6 +33,8 @@ from nestedflow.db import models
 IDLE_SHARE = 0.4
 LOCK_SHARE = 0.8
 
+_STACK = models.Stack.__table__
+
 
 def session_limits(conf):
     """(idle transaction timeout, lock wait timeout) in seconds, 0 = none.
@@ -102,9 +104,8 @@ def owns_stack(*conditions):
     """``EXISTS`` a stack row matching ``conditions``, locked ``FOR SHARE``
     until the transaction ends (a no-op on SQLite, whose writers hold the
     whole database)."""
-    stack = models.Stack.__table__
     return sa.exists(sa.select(sa.literal(1)).where(*conditions).with_for_update(read=True)
-                     .correlate_except(stack))
+                     .correlate_except(_STACK))
 
 
 def not_taken_over(stack_id=None):
@@ -114,13 +115,12 @@ def not_taken_over(stack_id=None):
     holder's (``w_traversal``) and still claimed by the holder's run
     (``w_owner``). ``stack_id``: the stack, as a column of the enclosing
     statement (default: parameter ``w_stack``)."""
-    stack = models.Stack.__table__
     if stack_id is None:
         stack_id = sa.bindparam("w_stack")
     return owns_stack(
-        stack.c.id == stack_id,
-        sa.or_(stack.c.current_traversal != sa.bindparam("w_traversal"),
-               stack.c.traversal_owner == sa.bindparam("w_owner")))
+        _STACK.c.id == stack_id,
+        sa.or_(_STACK.c.current_traversal != sa.bindparam("w_traversal"),
+               _STACK.c.traversal_owner == sa.bindparam("w_owner")))
 
 
 def holder_params(stack_id, holder):
@@ -141,7 +141,6 @@ def locked_ownership(conn, stack_id):
 # Built once (every journal flush runs it): a statement made per call cost
 # its cache key and the matching of its result columns to the cached
 # compilation's, a tenth of a small traversal's journal writes.
-_STACK = models.Stack.__table__
 _LOCKED_OWNERSHIP = (sa.select(_STACK.c.current_traversal, _STACK.c.traversal_owner)
                      .where(_STACK.c.id == sa.bindparam("stack_id"))
                      .with_for_update(read=True))

@@ -52,13 +52,13 @@ class StackStore:
         self._ownership = sa.select(
             stacks.c.current_traversal, stacks.c.traversal_owner, stacks.c.cancel_requested,
             stacks.c.disable_rollback).where(stacks.c.id == sa.bindparam("w_id"))
+        #: By ``unique_name``: the create's stack insert.
+        self._stack_inserts = {False: self._stack_insert, True: self._stack_insert_if_name_free}
         if self.dialect == "postgresql":
             # A stack and its "started" event in one statement (data-modifying
             # CTE): a round trip less on every create.
-            self._stack_inserts_started = {
-                unique: self._with_started_event(insert)
-                for unique, insert in ((False, self._stack_insert),
-                                       (True, self._stack_insert_if_name_free))}
+            self._stack_inserts = {unique: self._with_started_event(insert)
+                                   for unique, insert in self._stack_inserts.items()}
         resources = models.Resource.__table__
         self._resources_insert = sa.insert(resources).returning(
             resources.c.id, sort_by_parameter_order=True)
@@ -114,18 +114,14 @@ class StackStore:
             params = {f"s_{key}": stack[key] for key in _STACK_INSERT_COLUMNS}
             # The create's "started" event, as every other traversal has
             # (Heat's converge_stack adds one for each action).
-            if self.dialect == "postgresql":
-                params.update(_started_event(stack))
-                stored = conn.execute(self._stack_inserts_started[unique_name],
-                                      params).rowcount
-            elif unique_name:
-                stored = conn.execute(self._stack_insert_if_name_free, params).rowcount
-            else:
-                stored = conn.execute(self._stack_insert, params).rowcount
-            if stored != 1:
+            event = _started_event(stack)
+            event_in_insert = self.dialect == "postgresql"
+            if event_in_insert:
+                params.update(event)
+            if conn.execute(self._stack_inserts[unique_name], params).rowcount != 1:
                 raise exceptions.StackExists(stack["name"])
-            if self.dialect != "postgresql":
-                conn.execute(self._event_insert_from_params, _started_event(stack))
+            if not event_in_insert:
+                conn.execute(self._event_insert_from_params, event)
             self._add_resources(conn, stack["id"], template_id, resource_values)
         self._templates.put(models.RawTemplate(id=template_id, created_at=now,
                                                **template_values))

@@ -207,11 +207,8 @@ class _WatchedFutures(set):
         for other in others:
             for future in other:
                 if future not in self:
-                    set.add(self, future)
+                    self.add(future)
                     self.waiter.watch(future)
-
-    def add(self, future):
-        self.update((future,))
 
 
 class ScopeIndex:
