@@ -34,6 +34,7 @@ The hierarchy::
      +-- UnsupportedDependency          TaskFlow or SQLAlchemy lacks a name nestedflow uses
      +-- AdoptFailed                    a resource could not take its object over
      +-- SnapshotNotFound               no snapshot of the stack has that id
+     +-- HeatFault                      an answer of Heat's engine RPC API (a Heat class name)
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -342,3 +343,23 @@ class DatabaseUnavailable(NestedflowError):
     """The state database cannot be used: a malformed URL, a server that does
     not answer, a missing database or SQLite directory. The message names
     which, in one line."""
+
+
+class HeatFault(NestedflowError):
+    """An error answered to heat-api by :mod:`nestedflow.heat_rpc`.
+
+    Its subclasses (made by :func:`nestedflow.heat_rpc.faults.fault`) bear
+    the name of one of Heat's exception classes and Heat's module name
+    ``heat.common.exception``: oslo.messaging sends the class and module
+    names with ``kwargs``, and heat-api rebuilds Heat's own class from them
+    (``Class(**kwargs)``, which formats Heat's message) and maps it to its
+    HTTP code by name. ``args`` stays empty: Heat's classes take keywords only.
+    """
+
+    def __init__(self, message, **kwargs):
+        super().__init__()
+        self.message = message
+        self.kwargs = kwargs
+
+    def __str__(self):
+        return self.message

@@ -8,7 +8,8 @@
                       [--topic TOPIC] [--host NAME] [--workers N]
                       [--log-file FILE] [--debug]
 
-Clients: :class:`nestedflow.rpc.EngineClient`. Flags override the
+Clients: :class:`nestedflow.rpc.EngineClient`; with ``[heat_engine] enabled``
+also heat-api (Heat's engine RPC API, :mod:`nestedflow.heat_rpc`). Flags override the
 configuration file (``[DEFAULT] transport_url``, ``[rpc] topic``/``host``,
 ``[database] connection``, ``[engine] jobboard_url``/``max_workers``).
 Without a jobboard each service runs the traversals it starts in-process.
@@ -88,7 +89,12 @@ def serve(conf):
     engine = Engine(db_url=conf.database.connection, jobboard_url=conf.engine.jobboard_url,
                     transport_url=conf.transport_url,
                     engine_id=f"engine-{conf.rpc.host}-{os.getpid()}")
-    service = EngineService(engine, conf)
+    services = [EngineService(engine, conf)]
+    if conf.heat_engine.enabled:
+        # heat-api's calls, on their own exchange and topic, over the same Engine.
+        from nestedflow.heat_rpc.service import HeatEngineService
+
+        services.append(HeatEngineService(engine, conf))
     stopped = threading.Event()
 
     def on_signal(signum, frame):
@@ -97,13 +103,16 @@ def serve(conf):
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    service.start()
+    for service in services:
+        service.start()
     while not stopped.wait(1.0):
         pass
-    service.stop()
-    service.wait()
+    for service in services:
+        service.stop()
+    for service in services:
+        service.wait()
     engine.close()
-    LOG.info("engine service %s stopped", service.host)
+    LOG.info("engine service %s stopped", services[0].host)
     return 0
 
 

@@ -16,6 +16,7 @@ from nestedflow.conf import (
     dummy,
     engine,
     heat_compat,
+    heat_engine,
     recovery,
     rpc,
     yaql,
@@ -36,6 +37,7 @@ _AREAS = (
     checks,
     constraints,
     heat_compat,
+    heat_engine,
     recovery,
 )
 

@@ -98,6 +98,30 @@ class Previews:
             children=types.SimpleNamespace(registry=self.registry))
         return plugin_cls(name, properties, context)
 
+    def resource_attributes(self, stack_id, name, names=None):
+        """The current resource's attribute values (its schema's, or ``names``):
+        as last stored for dependents, else asked of its plugin; None for
+        one that cannot be read (as Heat's ``format_resource_attributes``)."""
+        row = next((row for row in self.db.list_resources(stack_id) if row.name == name), None)
+        if row is None:
+            raise exceptions.ResourceNotFound(stack_id, name)
+        plugin_cls = self.registry.get(row.type)
+        known = (row.attr_data or {}).get("attrs") or {}
+        plugin = None
+        result = {}
+        for attr in names or sorted(plugin_cls.attributes_schema):
+            if attr in known:
+                result[attr] = known[attr]
+                continue
+            try:
+                if plugin is None:
+                    plugin = self._plugin(plugin_cls, name, row.type,
+                                          dict(row.properties_data or {}), row)
+                result[attr] = plugin.get_attribute(attr)
+            except Exception:  # a plugin that needs a live child stack or cloud
+                result[attr] = None
+        return result
+
     # -- update -------------------------------------------------------------
 
     def preview_update_stack(self, stack_id, template, parameters=None, files=None,

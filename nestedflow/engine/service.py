@@ -436,6 +436,12 @@ class Engine:
         health.mark_resource_unhealthy(self.db, self.stacks, self._visible(stack_id, context),
                                        resource_name, mark_unhealthy, resource_status_reason)
 
+    def resource_attributes(self, stack_id, resource_name, names=None, context=None):
+        """The resource's attribute values now: ``{name: value}`` for every
+        attribute of its type (or those ``names``); None where one cannot be read."""
+        return self._previews.resource_attributes(self._visible(stack_id, context),
+                                                  resource_name, names)
+
     def count_stacks(self, show_nested=False, context=None):
         """How many stacks list_stacks() would return (RPC API 1.1)."""
         return len(self.list_stacks(show_nested, context=context))

@@ -243,6 +243,12 @@ class EngineClient:
                                 resource_status_reason="", context=None):
         pass
 
+    # -- 1.5 ----------------------------------------------------------------
+
+    @_remote
+    def resource_attributes(self, stack_id, resource_name, names=None, context=None):
+        pass
+
     def close(self):
         self._transport.cleanup()
 
