@@ -43,6 +43,7 @@ class HeatEngineService:
 
     def __init__(self, engine, conf, transport_url=None):
         group = conf.heat_engine
+        self.exchange = group.exchange
         self.topic = group.topic
         self.host = group.host
         self.endpoint = HeatEngineEndpoint(engine, conf)
@@ -58,11 +59,7 @@ class HeatEngineService:
     def start(self):
         self._server.start()
         LOG.info("Heat engine RPC API %s served as %s on exchange %s, topic %s",
-                 VERSION, self.host, self.conf_exchange, self.topic)
-
-    @property
-    def conf_exchange(self):
-        return self._server.target.exchange
+                 VERSION, self.host, self.exchange, self.topic)
 
     def stop(self):
         self._server.stop()
