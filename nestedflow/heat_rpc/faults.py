@@ -81,6 +81,10 @@ def translate(error, stack=None):
         return fault("SnapshotNotFound",
                      f"The Snapshot ({error.snapshot_id}) for Stack ({name}) could not be found.",
                      snapshot=error.snapshot_id, stack=name)
+    if isinstance(error, (exceptions.SoftwareConfigNotFound,
+                          exceptions.SoftwareDeploymentNotFound)):
+        # heat/db/api.py software_config_get / software_deployment_get.
+        return not_found(str(error))
     if isinstance(error, exceptions.StackExists):
         return fault("StackExists", f"The Stack ({error.name}) already exists.",
                      stack_name=error.name)

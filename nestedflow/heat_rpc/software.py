@@ -21,6 +21,7 @@ METHODS = {
                                    "updated_at"),
     "delete_software_deployment": ("deployment_id",),
     "metadata_software_deployments": ("server_id",),
+    "signal_software_deployment": ("deployment_id", "details", "updated_at"),
 }
 
 
