@@ -10,7 +10,10 @@
 # Lab configuration, no Keystone: the noauth paste flavor (every request is
 # the admin of the project named by the X-Auth-Project header, default
 # "admin"), oslo.policy's deprecated rules OR-ed in (noauth's bare "admin"
-# role is not expanded to "reader"), no database (heat-api needs none).
+# role is not expanded to "reader" as Keystone's implied roles would), and
+# policy.yaml granting admin the one rule with no deprecated fallback
+# (software_deployments:metadata, heat/policies/software_deployments.py),
+# no database (heat-api needs none).
 # --exchange is heat-api's [DEFAULT] control_exchange: it must match the
 # engine's [heat_engine] exchange. The server runs in the foreground (exec):
 # stop it with SIGTERM. Clients:
@@ -51,6 +54,10 @@ api_paste_config = $VENV/etc/heat/api-paste.ini
 [oslo_policy]
 enforce_new_defaults = False
 enforce_scope = False
+policy_file = $WORKDIR/policy.yaml
 CONF
+cat > "$WORKDIR/policy.yaml" <<'POLICY'
+"software_deployments:metadata": "((role:admin or role:reader) and project_id:%(project_id)s) or (role:heat_stack_user and project_id:%(project_id)s)"
+POLICY
 echo "heat-api on http://$HOST:$PORT/v1/<project> (config $WORKDIR/heat.conf)" >&2
 exec "$VENV/bin/heat-wsgi-api" --host "$HOST" --port "$PORT" -- --config-file "$WORKDIR/heat.conf"
