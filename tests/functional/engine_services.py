@@ -21,8 +21,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 class EngineServices:
     """``count`` engine services on one fresh topic and database."""
 
-    def __init__(self, db_url, tmp_path, count=2, extra=()):
+    def __init__(self, db_url, tmp_path, count=2, extra=(), transport_url=TRANSPORT_URL):
         self.db_url = db_url
+        self.transport_url = transport_url
         self.tmp_path = tmp_path
         self.topic = f"nftest-{uuid.uuid4().hex[:12]}"
         self.processes = {}
@@ -38,7 +39,7 @@ class EngineServices:
     def start(self, name, extra=()):
         log = self.tmp_path / f"{self.topic}-{name}.log"
         cmd = [sys.executable, "-m", "nestedflow.cmd.engine", "--db-url", self.db_url,
-               "--transport-url", TRANSPORT_URL, "--topic", self.topic, "--host", name,
+               "--transport-url", self.transport_url, "--topic", self.topic, "--host", name,
                "--log-file", str(log), *extra]
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop("NESTEDFLOW_DB_URL", None)
@@ -65,7 +66,7 @@ class EngineServices:
             time.sleep(0.1)
 
     def client(self, **kwargs):
-        client = EngineClient(transport_url=TRANSPORT_URL, topic=self.topic, **kwargs)
+        client = EngineClient(transport_url=self.transport_url, topic=self.topic, **kwargs)
         self._clients.append(client)
         return client
 
