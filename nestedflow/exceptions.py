@@ -374,7 +374,7 @@ class HeatFault(NestedflowError):
     HTTP code by name. ``args`` stays empty: Heat's classes take keywords only.
     """
 
-    def __init__(self, message, **kwargs):
+    def __init__(self, message, /, **kwargs):
         super().__init__()
         self.message = message
         self.kwargs = kwargs

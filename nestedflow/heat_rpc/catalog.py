@@ -99,7 +99,7 @@ class CatalogCalls(Calls):
         except exceptions.StackValidationFailed as error:
             # heat-engine answers an invalid template, not an error; heat-api
             # turns it into 400 (heat/api/openstack/v1/stacks.py validate_template).
-            return {"Error": str(error)}
+            return {"Error": str(faults.translate(error))}
 
     @rpc
     def list_template_versions(self, ctxt):

@@ -17,7 +17,7 @@ HEAT_MODULE = "heat.common.exception"
 _CLASSES = {}
 
 
-def fault(class_name, message, **kwargs):
+def fault(class_name, message, /, **kwargs):
     """A :class:`exceptions.HeatFault` named ``class_name`` (one of Heat's)."""
     cls = _CLASSES.get(class_name)
     if cls is None:
@@ -88,6 +88,9 @@ def translate(error, stack=None):
     if isinstance(error, exceptions.StackExists):
         return fault("StackExists", f"The Stack ({error.name}) already exists.",
                      stack_name=error.name)
+    if isinstance(error, exceptions.UnknownResourceType):
+        # heat/engine/environment.py get_class_to_instantiate.
+        return validation_failed(f"The Resource Type ({error.type_name}) could not be found.")
     if isinstance(error, exceptions.StackValidationFailed):
         return validation_failed(str(error))
     if isinstance(error, exceptions.ActionNotAllowed):

@@ -124,16 +124,16 @@ class HeatApi:
     def url(self, project="admin"):
         return f"http://127.0.0.1:{self.port}/v1/{project}"
 
-    def request(self, method, path, body=None, project="admin", timeout=90):
+    def request(self, method, path, body=None, project="admin", timeout=90, follow=False):
         """(status, decoded JSON body or text) of a REST call as ``project``
         (heat-api's noauth takes it from ``X-Auth-Project``); redirects
-        are not followed."""
+        are followed only if ``follow``."""
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
             self.url(project) + path, data=data, method=method,
             headers={"Content-Type": "application/json", "X-Auth-Project": project,
                      "X-Auth-User": f"{project}-user"})
-        opener = urllib.request.build_opener(_NoRedirect)
+        opener = urllib.request.build_opener(*(() if follow else (_NoRedirect,)))
         try:
             with opener.open(request, timeout=timeout) as response:
                 status, raw = response.status, response.read()
@@ -143,6 +143,22 @@ class HeatApi:
             return status, json.loads(raw) if raw else None
         except ValueError:
             return status, raw.decode(errors="replace")
+
+    def stack(self, name, project="admin"):
+        status, body = self.request("GET", f"/stacks/{name}", project=project, follow=True)
+        assert status == 200, body
+        return body["stack"]
+
+    def wait_settled(self, name, timeout=180, project="admin"):
+        """The stack once it is no longer IN_PROGRESS (for commands with no --wait)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            stack = self.stack(name, project)
+            if not stack["stack_status"].endswith("IN_PROGRESS"):
+                return stack
+            if time.monotonic() > deadline:
+                raise AssertionError(f"stack {name} still {stack['stack_status']}")
+            time.sleep(0.5)
 
     def openstack(self, *args, check=True, timeout=300):
         """The peer's ``openstack`` command line against heat-api (auth type none)."""

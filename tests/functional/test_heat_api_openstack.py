@@ -1,0 +1,200 @@
+"""``openstack stack ...`` (python-openstackclient and python-heatclient,
+unmodified, from the peer virtualenv) through Heat's own heat-api to
+nestedflow-engine: the round trip, Heat's error codes and messages, and
+two projects kept apart -- with the traversals run in the engine's
+process, and by three conductors on ZooKeeper (issue 28, Must show 3).
+"""
+
+import json
+
+import pytest
+import yaml
+from conductor_cluster import Cluster
+
+from tests.conftest import PG_URL, reset_database
+from tests.functional.heat_api import HeatApi
+
+TEMPLATE = {
+    "heat_template_version": "2018-08-31",
+    "description": "round trip",
+    "parameters": {"value": {"type": "string", "default": "one"}},
+    "resources": {
+        "a": {"type": "OS::Heat::TestResource", "properties": {"value": {"get_param": "value"}}},
+        "b": {"type": "OS::Heat::None", "depends_on": ["a"]},
+    },
+    "outputs": {"out": {"description": "the value", "value": {"get_attr": ["a", "output"]}}},
+}
+
+
+@pytest.fixture(scope="module")
+def in_process(tmp_path_factory):
+    api = HeatApi(reset_database(PG_URL), tmp_path_factory.mktemp("heat-api"))
+    yield api
+    api.close()
+
+
+@pytest.fixture(scope="module")
+def with_conductors(tmp_path_factory, zk):
+    tmp = tmp_path_factory.mktemp("heat-api-conductors")
+    cluster = Cluster(reset_database(PG_URL), tmp, zk)
+    cluster.engine()  # migrates the database before any conductor starts
+    api = None
+    try:
+        cluster.start_many(["c1", "c2", "c3"])
+        api = HeatApi(cluster.db_url, tmp, jobboard_url=cluster.jobboard_url)
+        api.cluster = cluster
+        yield api
+    finally:
+        if api is not None:
+            api.close()
+        cluster.close()
+
+
+@pytest.fixture(params=["in_process", "with_conductors"])
+def heat(request):
+    return request.getfixturevalue(request.param)
+
+
+def _status(heat, name):
+    return heat.openstack_json("stack", "show", name)["stack_status"]
+
+
+def test_openstack_stack_round_trip(heat, tmp_path, stack_name):
+    template = tmp_path / "t.yaml"
+    template.write_text(yaml.safe_dump(TEMPLATE))
+    os_ = heat.openstack
+
+    created = os_("stack", "create", "-t", str(template), stack_name, "--wait")
+    assert "CREATE_COMPLETE" in created.stdout, created.stdout
+    shown = heat.openstack_json("stack", "show", stack_name)
+    assert shown["stack_status"] == "CREATE_COMPLETE"
+    assert shown["description"] == "round trip"
+    assert shown["parameters"]["value"] == "one"
+    assert shown["outputs"] == [{"output_key": "out", "description": "the value",
+                                 "output_value": "one"}]
+    stack_id = shown["id"]
+
+    # PUT: a new template or parameters; PATCH (--existing): the stored ones kept.
+    os_("stack", "update", "-t", str(template), "--parameter", "value=two", stack_name,
+        "--wait")
+    assert _status(heat, stack_name) == "UPDATE_COMPLETE"
+    os_("stack", "update", "--existing", "--parameter", "value=three", stack_name, "--wait")
+    assert heat.openstack_json("stack", "output", "show", stack_name, "out") == {
+        "output_key": "out", "description": "the value", "output_value": "three"}
+
+    resources = {r["resource_name"]: r for r in
+                 heat.openstack_json("stack", "resource", "list", stack_name)}
+    assert {n: (r["resource_type"], r["resource_status"]) for n, r in resources.items()} == {
+        "a": ("OS::Heat::TestResource", "UPDATE_COMPLETE"),
+        "b": ("OS::Heat::None", "CREATE_COMPLETE")}
+    a = heat.openstack_json("stack", "resource", "show", stack_name, "a")
+    assert a["attributes"] == {"output": "three"}
+    assert a["required_by"] == ["b"]
+    assert a["physical_resource_id"] == resources["a"]["physical_resource_id"]
+
+    events = heat.openstack_json("stack", "event", "list", stack_name)
+    stack_events = [(e["resource_status"]) for e in events if e["resource_name"] == stack_name]
+    assert stack_events[:2] == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE"], events
+    assert stack_events[-1] == "UPDATE_COMPLETE"
+    event = heat.openstack_json("stack", "event", "show", stack_name, "a", events[1]["id"])
+    assert event["resource_name"] == "a" and event["resource_status"] == "CREATE_IN_PROGRESS"
+
+    validated = yaml.safe_load(os_("orchestration", "template", "validate", "-t",
+                                   str(template)).stdout)
+    assert validated["Description"] == "round trip"
+    assert validated["Parameters"]["value"]["Default"] == "one"
+
+    # Snapshot, change, restore: back to the snapshot's value.
+    snapshot = heat.openstack_json("stack", "snapshot", "create", stack_name, "--name", "s1")
+    assert snapshot["status"] == "COMPLETE", snapshot
+    assert [s["id"] for s in heat.openstack_json("stack", "snapshot", "list", stack_name)] == [
+        snapshot["ID"]]
+    os_("stack", "update", "--existing", "--parameter", "value=four", stack_name, "--wait")
+    os_("stack", "snapshot", "restore", stack_name, snapshot["ID"])
+    heat.wait_settled(stack_name)
+    assert heat.openstack_json("stack", "output", "show", stack_name, "out")[
+        "output_value"] == "three"
+
+    # Abandon leaves the objects; adopt takes them over under a new stack.
+    abandon_file = tmp_path / "abandon.json"
+    os_("stack", "abandon", stack_name, "--output-file", str(abandon_file))
+    abandoned = json.loads(abandon_file.read_text())
+    assert abandoned["id"] == stack_id
+    assert heat.openstack("stack", "show", stack_name, check=False).returncode != 0
+    adopted_name = f"{stack_name}-adopted"
+    os_("stack", "adopt", "--adopt-file", str(abandon_file), adopted_name)
+    heat.wait_settled(adopted_name)
+    adopted = {r["resource_name"]: r["physical_resource_id"] for r in
+               heat.openstack_json("stack", "resource", "list", adopted_name)}
+    assert adopted == {name: r["resource_id"] for name, r in abandoned["resources"].items()}
+    assert heat.openstack_json("stack", "output", "show", adopted_name, "out")[
+        "output_value"] == "three"
+
+    deleted = os_("stack", "delete", adopted_name, "--wait", "-y")
+    assert deleted.returncode == 0
+    assert adopted_name not in [s["Stack Name"] for s in
+                                heat.openstack_json("stack", "list")]
+
+
+def test_heat_error_codes_and_messages(in_process, stack_name):
+    """heat-api maps the engine's errors by Heat's class names
+    (heat/api/middleware/fault.py): 404, 409, 400 with Heat's messages."""
+    heat = in_process
+    status, body = heat.request("GET", "/stacks/nosuch")
+    assert status == 404, body
+    assert body["error"]["type"] == "EntityNotFound"
+    assert body["error"]["message"] == "The Stack (nosuch) could not be found."
+    missing = heat.openstack("stack", "show", "nosuch", check=False)
+    assert missing.returncode == 1 and "Stack not found: nosuch" in missing.stderr
+
+    status, body = heat.request("POST", "/stacks", {"stack_name": stack_name,
+                                                    "template": TEMPLATE})
+    assert status == 201, body
+    status, body = heat.request("POST", "/stacks", {"stack_name": stack_name,
+                                                    "template": TEMPLATE})
+    assert status == 409, body
+    assert body["error"] == {"type": "StackExists", "traceback": None,
+                             "message": f"The Stack ({stack_name}) already exists."}
+
+    bad = {"heat_template_version": "2018-08-31",
+           "resources": {"x": {"type": "OS::Nope"}}}
+    status, body = heat.request("POST", "/stacks", {"stack_name": f"{stack_name}-bad",
+                                                    "template": bad})
+    assert status == 400, body
+    assert body["error"]["type"] == "StackValidationFailed"
+    # heat/engine/environment.py get_class_to_instantiate's message.
+    assert body["error"]["message"] == "The Resource Type (OS::Nope) could not be found."
+    status, body = heat.request("POST", "/validate", {"template": bad})
+    assert status == 400 and "The Resource Type (OS::Nope) could not be found." in str(body)
+
+    status, body = heat.request("GET", f"/stacks/{stack_name}")
+    assert status == 302
+    status, body = heat.request("GET", f"/stacks/{stack_name}/outputs/nope")
+    assert status in (302, 404)
+
+
+def test_two_projects_see_only_their_own_stacks(in_process, stack_name):
+    """noauth takes the project from ``X-Auth-Project``; each project lists
+    and finds by name only its own stacks (the same name in both)."""
+    heat = in_process
+    ids = {}
+    for project in ("proj-a", "proj-b"):
+        status, body = heat.request("POST", "/stacks", {"stack_name": stack_name,
+                                                        "template": TEMPLATE},
+                                    project=project)
+        assert status == 201, body
+        ids[project] = body["stack"]["id"]
+    assert ids["proj-a"] != ids["proj-b"]
+    for project, other in (("proj-a", "proj-b"), ("proj-b", "proj-a")):
+        status, body = heat.request("GET", "/stacks", project=project)
+        listed = {s["id"]: s for s in body["stacks"]}
+        assert ids[project] in listed and ids[other] not in listed
+        assert {s["project"] for s in body["stacks"]} == {project}
+        status, body = heat.request("GET", f"/stacks/{stack_name}", project=project)
+        assert status == 302, body
+        status, body = heat.request("GET", f"/stacks/{stack_name}/{ids[other]}",
+                                    project=project)
+        # Heat lets an admin (every noauth caller is one) read any project's
+        # stack by id -- but not under another stack's name.
+        status, _ = heat.request("GET", f"/stacks/other-name/{ids[other]}", project=project)
+        assert status == 404
