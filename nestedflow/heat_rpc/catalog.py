@@ -93,13 +93,19 @@ class CatalogCalls(Calls):
                           ignorable_errors=None):
         try:
             parameters, environment = split_params(params, files, environment_files)
-            return self.engine.validate_template(template, files=files or None,
-                                                 environment=environment,
-                                                 parameters=parameters, context=ctxt)
+            result = self.engine.validate_template(template, files=files or None,
+                                                   environment=environment,
+                                                   parameters=parameters, context=ctxt)
         except exceptions.StackValidationFailed as error:
+            fault = faults.translate(error)
+            if type(fault).__name__ == "InvalidTemplateVersion":
+                raise fault from None  # heat-engine raises this one
             # heat-engine answers an invalid template, not an error; heat-api
             # turns it into 400 (heat/api/openstack/v1/stacks.py validate_template).
-            return {"Error": str(faults.translate(error))}
+            return {"Error": str(fault)}
+        result["Environment"] = _user_environment(result.get("Environment"), template, files,
+                                                  parameters)
+        return result
 
     @rpc
     def list_template_versions(self, ctxt):
@@ -200,6 +206,26 @@ class CatalogCalls(Calls):
     #: Set by the service when it starts.
     started_at = datetime.datetime(1970, 1, 1)
     service_id = ""
+
+
+def _user_environment(environment, template, files, parameters):
+    """Heat's ``Environment.user_env_as_dict()``: the registry always has
+    ``resources``, and names each template file the template uses as a type
+    (heat/engine/environment.py ``ResourceRegistry.as_dict``); ``event_sinks``."""
+    environment = dict(environment or {})
+    registry = dict(environment.get("resource_registry") or {})
+    registry.setdefault("resources", {})
+    template = template if isinstance(template, dict) else {}
+    for definition in (template.get("resources") or {}).values():
+        kind = definition.get("type") if isinstance(definition, dict) else None
+        if isinstance(kind, str) and (kind in (files or {}) or kind.endswith(
+                (".yaml", ".yml", ".template"))):
+            registry.setdefault(kind, kind)
+    environment["resource_registry"] = registry
+    environment["parameters"] = dict(environment.get("parameters") or parameters or {})
+    environment.setdefault("parameter_defaults", {})
+    environment.setdefault("event_sinks", [])
+    return environment
 
 
 def _matches(pattern, name):

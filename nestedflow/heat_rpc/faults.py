@@ -91,6 +91,12 @@ def translate(error, stack=None):
     if isinstance(error, exceptions.UnknownResourceType):
         # heat/engine/environment.py get_class_to_instantiate.
         return validation_failed(f"The Resource Type ({error.type_name}) could not be found.")
+    if isinstance(error, exceptions.StackValidationFailed) and \
+            error.path == "heat_template_version":
+        # heat/engine/template.py get_version raises InvalidTemplateVersion.
+        return fault("InvalidTemplateVersion",
+                     f"The template version is invalid: {error.reason}",
+                     explanation=error.reason)
     if isinstance(error, exceptions.StackValidationFailed):
         return validation_failed(str(error))
     if isinstance(error, exceptions.ActionNotAllowed):

@@ -58,6 +58,28 @@ def _bool(args, name, default=None):
     return strutils.bool_from_string(value, strict=True)
 
 
+def _preview_resources(entries, project):
+    """Heat's ``format_stack_resource`` fields a preview lacks: identities
+    with the stack id ``"None"``, no times, an attribute map (heat/engine/api.py
+    ``format_stack_preview``); a nested stack stays a list of its own."""
+    result = []
+    for entry in entries:
+        if isinstance(entry, list):
+            result.append(_preview_resources(entry, project))
+            continue
+        entry = dict(entry)
+        stack = {"tenant": project, "stack_name": entry.get("stack_name"),
+                 "stack_id": "None", "path": ""}
+        entry.setdefault("stack_identity", stack)
+        entry.setdefault("resource_identity",
+                         dict(stack, path=f"/resources/{entry.get('resource_name')}"))
+        for key, value in (("creation_time", None), ("updated_time", None),
+                           ("description", ""), ("metadata", {}), ("attributes", {})):
+            entry.setdefault(key, value)
+        result.append(entry)
+    return result
+
+
 class StackCalls(Calls):
     """identify, list, count, show, create, update, delete, abandon, export,
     preview, templates and the stack actions."""
@@ -172,10 +194,20 @@ class StackCalls(Calls):
             environment=environment, timeout=_timeout(args),
             disable_rollback=_bool(args, "disable_rollback", True), context=ctxt)
         preview.pop("id", None)
+        # heat/engine/api.py format_stack(preview=True): the stack is not
+        # stored, its id is the string "None".
         preview["stack_identity"] = {"tenant": ctxt.project_id if ctxt else "",
                                      "stack_name": stack_name, "stack_id": "None", "path": ""}
-        preview.setdefault("creation_time", None)
-        preview.setdefault("updated_time", None)
+        project = ctxt.project_id if ctxt else ""
+        preview["parameters"] = {
+            **{name: str(value) for name, value in (preview.get("parameters") or {}).items()},
+            "OS::stack_name": stack_name, "OS::stack_id": "None", "OS::project_id": project}
+        for key, value in (("creation_time", None), ("updated_time", None),
+                           ("deletion_time", None), ("notification_topics", []),
+                           ("capabilities", []), ("stack_owner", None), ("parent", None),
+                           ("stack_user_project_id", None), ("tags", None)):
+            preview.setdefault(key, value)
+        preview["resources"] = _preview_resources(preview.get("resources") or [], project)
         return preview
 
     @rpc
