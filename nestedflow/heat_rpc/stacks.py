@@ -102,11 +102,15 @@ class StackCalls(Calls):
                 raise faults.stack_not_found(stack_name) from None
         return formats.identity(stack)
 
-    def _listed(self, ctxt, filters, show_nested, tags, tags_any, not_tags, not_tags_any):
+    def _listed(self, ctxt, filters, show_nested, tags, tags_any, not_tags, not_tags_any,
+                show_hidden=False):
         stacks = self.engine.list_stacks(
             show_nested=bool(show_nested), tags=_tags(tags), tags_any=_tags(tags_any),
             not_tags=_tags(not_tags), not_tags_any=_tags(not_tags_any),
             context=project_scoped(ctxt))
+        if not show_hidden:
+            hidden = set(self.conf.heat_engine.hidden_stack_tags)
+            stacks = [stack for stack in stacks if not hidden.intersection(stack.tags)]
         return paging.filter_stacks(stacks, filters)
 
     @rpc
@@ -115,7 +119,7 @@ class StackCalls(Calls):
                     tags=None, tags_any=None, not_tags=None, not_tags_any=None,
                     tenant_safe=True):
         stacks = self._listed(ctxt, filters, show_nested, tags, tags_any, not_tags,
-                              not_tags_any)
+                              not_tags_any, show_hidden)
         stacks = paging.page(stacks, paging.STACK_SORT_KEYS, sort_keys, sort_dir or "desc",
                              marker, limit, default_key="creation_time")
         return [formats.stack_summary(stack) for stack in stacks]
@@ -125,7 +129,7 @@ class StackCalls(Calls):
                      show_hidden=False, tags=None, tags_any=None, not_tags=None,
                      not_tags_any=None, tenant_safe=True):
         return len(self._listed(ctxt, filters, show_nested, tags, tags_any, not_tags,
-                                not_tags_any))
+                                not_tags_any, show_hidden))
 
     def _detail(self, ctxt, stack, resolve_outputs=True):
         template = self.engine.get_template(stack.id, context=ctxt)
