@@ -43,6 +43,7 @@ server accepts every call of its major version up to its minor)::
          restore_snapshot(stack_id, snapshot_id) -> Stack
          mark_resource_unhealthy(stack_id, resource_name, mark_unhealthy,
                                  resource_status_reason)
+    1.5  signal_resource(stack_id, resource_name, details)
 
 Actions (create, update, delete, suspend, resume, check, cancel) return
 once the traversal is stored, with the stack IN_PROGRESS -- as Heat's
@@ -55,7 +56,7 @@ from nestedflow.engine import checks, views
 from nestedflow.messaging.serializer import ContextSerializer
 
 #: The newest version this code speaks.
-VERSION = "1.4"
+VERSION = "1.5"
 
 #: Method name -> version that introduced it.
 METHODS = {
@@ -89,6 +90,7 @@ METHODS = {
     "delete_snapshot": "1.4",
     "restore_snapshot": "1.4",
     "mark_resource_unhealthy": "1.4",
+    "signal_resource": "1.5",
 }
 
 #: Arguments added to a method after the version that introduced it: the

@@ -243,6 +243,10 @@ class EngineClient:
                                 resource_status_reason="", context=None):
         pass
 
+    @_remote
+    def signal_resource(self, stack_id, resource_name, details=None, context=None):
+        pass
+
     def close(self):
         self._transport.cleanup()
 

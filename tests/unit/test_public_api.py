@@ -46,6 +46,7 @@ ENGINE_SIGNATURES = {
     "restore_snapshot": "(self, stack_id, snapshot_id, context=None)",
     "mark_resource_unhealthy": "(self, stack_id, resource_name, mark_unhealthy=True, "
     "resource_status_reason='', context=None)",
+    "signal_resource": "(self, stack_id, resource_name, details=None, context=None)",
 }
 
 
