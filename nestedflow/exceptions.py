@@ -37,6 +37,10 @@ The hierarchy::
      +-- SoftwareConfigNotFound         no software config (visible here) has that id
      +-- SoftwareDeploymentNotFound     no software deployment (visible here) has that id
      +-- HeatFault                      an answer of Heat's engine RPC API (a Heat class name)
+     +-- ResourceActionNotSupported     e.g. a signal to a type that takes none
+     +-- InvalidBreakPointHook          an unknown hook, or one not set on the resource
+     +-- WaitConditionFailure           a wait condition got a FAILURE signal
+     +-- WaitConditionTimeout           a wait condition's timeout passed first
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -381,3 +385,47 @@ class HeatFault(NestedflowError):
 
     def __str__(self):
         return self.message
+
+
+class ResourceActionNotSupported(NestedflowError):
+    """Heat's ResourceActionNotSupported (heat-api answers 400): the
+    resource's type cannot do ``action``, e.g. a signal to a type that has
+    no ``handle_signal`` (heat/engine/resource.py Resource._handle_signal)."""
+
+    def __init__(self, action, resource_name=None, type_name=None):
+        self.action = action
+        self.resource_name = resource_name
+        self.type_name = type_name
+        where = f" {resource_name} ({type_name})" if resource_name else ""
+        super().__init__(f"{action} is not supported for resource{where}.")
+
+
+class InvalidBreakPointHook(NestedflowError):
+    """Heat's InvalidBreakPointHook (heat-api answers 400): an unknown hook
+    type, or a hook that is not pending on the resource signalled."""
+
+    def __init__(self, message):
+        self.message = message
+        super().__init__(message)
+
+
+class WaitConditionFailure(NestedflowError):
+    """A wait condition's handle got a FAILURE signal; the message is the
+    failures' reasons joined by ``;`` (heat/engine/resources/wait_condition.py)."""
+
+    def __init__(self, reasons):
+        self.reasons = list(reasons)
+        super().__init__(";".join(self.reasons))
+
+
+class WaitConditionTimeout(NestedflowError):
+    """A wait condition's timeout passed before ``count`` successes arrived:
+    ``"1 of 2 received - <reasons>"`` as Heat's WaitConditionTimeout."""
+
+    def __init__(self, received_reasons, count):
+        self.reasons = list(received_reasons)
+        self.count = count
+        message = f"{len(self.reasons)} of {count} received"
+        if self.reasons:
+            message += " - " + ";".join(self.reasons)
+        super().__init__(message)

@@ -104,6 +104,11 @@ def translate(error, stack=None):
             return action_in_progress(stack.name, stack.action)
         # Heat answers 400 for an action the stack's state refuses.
         return validation_failed(str(error))
+    if isinstance(error, exceptions.ResourceActionNotSupported):
+        return fault("ResourceActionNotSupported",
+                     f"{error.action} is not supported for resource.", action=error.action)
+    if isinstance(error, exceptions.InvalidBreakPointHook):
+        return fault("InvalidBreakPointHook", str(error), message=str(error))
     if isinstance(error, exceptions.NotSupported):
         return fault("NotSupported", str(error), feature=str(error).removesuffix(" is not supported."))
     return None

@@ -1,6 +1,5 @@
 """Heat's resource, event and output methods on the Engine."""
 
-from nestedflow import exceptions
 from nestedflow.heat_rpc import faults, formats, paging
 from nestedflow.heat_rpc.calls import Calls, rpc
 
@@ -98,18 +97,10 @@ class ResourceCalls(Calls):
     def resource_signal(self, ctxt, stack_identity, resource_name, details, sync_call=False):
         stack = self._stack(ctxt, stack_identity)
         self._resource(ctxt, stack, resource_name)
-        signal = getattr(self.engine, "signal_resource", None)
-        if signal is None:
-            # heat/engine/resource.py _handle_signal: a resource without a
-            # signal handler answers ResourceActionNotSupported (400).
-            raise faults.fault("ResourceActionNotSupported",
-                               "signal is not supported for resource.", action="signal")
-        try:
-            signal(stack.id, resource_name, details=details, context=ctxt)
-        except exceptions.NotSupported:
-            raise faults.fault("ResourceActionNotSupported",
-                               "signal is not supported for resource.",
-                               action="signal") from None
+        # The engine answers Heat's checks (ResourceActionNotSupported for a
+        # type without a signal handler, NotSupported while suspended or
+        # deleted, InvalidBreakPointHook): translated by @rpc.
+        self.engine.signal_resource(stack.id, resource_name, details=details, context=ctxt)
 
     # -- events --------------------------------------------------------------
 

@@ -47,6 +47,10 @@ class ActionContext:
     #: The oslo.context RequestContext of the stack's latest action (None:
     #: the embedded default), without its tokens; see nestedflow.engine.tenancy.
     request_context: typing.Any = None
+    #: The signals of this resource and its stack
+    #: (:class:`nestedflow.stacks.signals.SignalBox`): what :meth:`Resource.
+    #: handle_signal` keeps, and what an action waiting for signals reads.
+    signals: typing.Any = None
 
     def sleep(self, seconds):
         """Wait, but wake up early and stop when this work is no longer ours."""
@@ -184,6 +188,18 @@ class Resource(abc.ABC):
     # ``deletion_policy: Snapshot`` -- keep a snapshot of the object where it
     # lives (a backup), then delete it. Only a type that defines it takes
     # that policy (Heat's Resource.validate_deletion_policy).
+
+    # ``handle_signal(self, details)``, optional (Heat's hook of the same
+    # name): the type takes signals (``Engine.signal_resource``; a type
+    # without it refuses them with ResourceActionNotSupported, as Heat's
+    # Resource._handle_signal). Called in the process that received the
+    # signal, with ``self.properties`` and ``self.context.data`` as the
+    # resource's last action left them; it validates ``details`` (raise to
+    # refuse the signal: the caller gets the error), keeps what an action
+    # must see with ``self.context.signals.keep(details, key)`` -- an action
+    # waiting on ``self.context.signals.wait`` is woken -- and returns the
+    # reason of the SIGNAL event (Heat's "Signal: <reason>"), or None.
+    # It must be idempotent for one key: a signal may be delivered twice.
 
     def get_attribute(self, name):
         """Value of attribute ``name`` after the last action (None if unknown)."""

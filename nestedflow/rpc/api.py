@@ -55,7 +55,8 @@ server accepts every call of its major version up to its minor)::
          list_software_deployments(server_id),
          metadata_software_deployments(server_id),
          signal_software_deployment(deployment_id, details, updated_at);
-         resource_attributes(stack_id, resource_name, names) -> dict
+         resource_attributes(stack_id, resource_name, names) -> dict;
+         signal_resource(stack_id, resource_name, details)
 
 Actions (create, update, delete, suspend, resume, check, cancel) return
 once the traversal is stored, with the stack IN_PROGRESS -- as Heat's
@@ -114,6 +115,7 @@ METHODS = {
     "metadata_software_deployments": "1.5",
     "signal_software_deployment": "1.5",
     "resource_attributes": "1.5",
+    "signal_resource": "1.5",
 }
 
 #: Arguments added to a method after the version that introduced it: the

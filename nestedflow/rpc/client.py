@@ -299,6 +299,10 @@ class EngineClient:
     def resource_attributes(self, stack_id, resource_name, names=None, context=None):
         pass
 
+    @_remote
+    def signal_resource(self, stack_id, resource_name, details=None, context=None):
+        pass
+
     def close(self):
         self._transport.cleanup()
 
