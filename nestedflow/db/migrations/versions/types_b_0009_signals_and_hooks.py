@@ -1,7 +1,7 @@
 """resource signals and breakpoints (hooks)
 
 Revision ID: types_b_0009
-Revises: 0008
+Revises: types_a_0009
 """
 
 import sqlalchemy as sa
