@@ -175,8 +175,9 @@ def main(argv=None):
 
     subprocess.run([os.path.join(REPO_ROOT, "tools", "heat-peer.sh")], check=True,
                    stdout=subprocess.DEVNULL)
-    import nestedflow
     from oslo_context import context as oslo_context
+
+    import nestedflow
 
     tmp = tempfile.mkdtemp(prefix="nf-bench-heat-api-")
     db_url = args.db_url or f"sqlite:///{tmp}/bench.sqlite"

@@ -110,5 +110,5 @@ def translate(error, stack=None):
     if isinstance(error, exceptions.InvalidBreakPointHook):
         return fault("InvalidBreakPointHook", str(error), message=str(error))
     if isinstance(error, exceptions.NotSupported):
-        return fault("NotSupported", str(error), feature=str(error).removesuffix(" is not supported."))
+        return fault("NotSupported", str(error), feature=error.feature)
     return None

@@ -15,7 +15,7 @@ def isotime(value):
     if isinstance(value, str):
         value = datetime.datetime.fromisoformat(value)
     if value.tzinfo is not None:
-        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        value = value.astimezone(datetime.UTC).replace(tzinfo=None)
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -71,9 +71,9 @@ def output_entries(stack, template, resolve=True):
     errors = stack.output_errors or {}
     for name, definition in _section(template, "outputs", "Outputs").items():
         definition = definition if isinstance(definition, dict) else {}
+        text = definition.get("description", definition.get("Description"))
         entry = {"output_key": name,
-                 "description": definition.get("description",
-                                               definition.get("Description", "No description given"))}
+                 "description": "No description given" if text is None else text}
         if resolve:
             entry["output_value"] = stack.outputs.get(name)
             if name in errors:

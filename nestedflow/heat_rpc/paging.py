@@ -68,8 +68,8 @@ def page(items, keymap, sort_keys, sort_dir, marker, limit, default_key, getter=
     """Sorted by ``sort_keys`` (Heat's names, then the id), after the item
     ``marker`` names (none: from the start), at most ``limit`` items."""
     if sort_dir not in ("asc", "desc"):
-        raise faults.fault("Invalid", f"Data supplied was not valid: Unknown sort "
-                           f"direction, must be 'desc' or 'asc'", reason="Unknown sort "
+        raise faults.fault("Invalid", "Data supplied was not valid: Unknown sort "
+                           "direction, must be 'desc' or 'asc'", reason="Unknown sort "
                            "direction, must be 'desc' or 'asc'")
     if isinstance(sort_keys, str):
         sort_keys = [sort_keys]

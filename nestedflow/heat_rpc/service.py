@@ -48,7 +48,7 @@ class HeatEngineService:
         self.host = group.host
         self.endpoint = HeatEngineEndpoint(engine, conf)
         self.endpoint.service_id = str(uuid.uuid4())
-        self.endpoint.started_at = datetime.datetime.now(datetime.timezone.utc)
+        self.endpoint.started_at = datetime.datetime.now(datetime.UTC)
         self._transport = messaging.get_rpc_transport(conf, url=transport_url)
         target = messaging.Target(exchange=group.exchange, topic=group.topic,
                                   server=group.host, version=VERSION)

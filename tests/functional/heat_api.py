@@ -24,7 +24,7 @@ import uuid
 from tests.functional.engine_services import ROOT, TRANSPORT_URL, EngineServices
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def peer_venv():
     """The peer virtualenv (installed on first use: a fresh CI machine)."""
     result = subprocess.run([os.path.join(ROOT, "tools", "heat-peer.sh")], cwd=ROOT,
