@@ -41,6 +41,19 @@ def probe(cluster_db_url):
     p.close()
 
 
+@pytest.fixture(scope="session")
+def heat_api(tmp_path_factory):
+    """Heat's heat-api and a nestedflow-engine serving Heat's RPC API behind
+    it (traversals in-process), shared by the test_heat_api_* modules:
+    starting and stopping the pair costs about 25 s on two cores."""
+    from tests.conftest import PG_URL, reset_database
+    from tests.functional.heat_api import HeatApi
+
+    api = HeatApi(reset_database(PG_URL), tmp_path_factory.mktemp("heat-api"))
+    yield api
+    api.close()
+
+
 @pytest.fixture(autouse=True)
 def _no_current_request_context():
     """oslo.context makes the first RequestContext a thread creates its

@@ -14,19 +14,9 @@ import re
 import subprocess
 import uuid
 
-import pytest
-
-from tests.conftest import PG_URL, reset_database
-from tests.functional.heat_api import HeatApi, peer_site_packages
+from tests.functional.heat_api import peer_site_packages
 
 GABBITS = "heat_tempest_plugin/tests/api/gabbits"
-
-
-@pytest.fixture(scope="module")
-def heat_api(tmp_path_factory):
-    api = HeatApi(reset_database(PG_URL), tmp_path_factory.mktemp("heat-api-gabbi"))
-    yield api
-    api.close()
 
 
 def test_gabbi_suite_47_of_47(heat_api):

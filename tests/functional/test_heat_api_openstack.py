@@ -26,11 +26,9 @@ TEMPLATE = {
 }
 
 
-@pytest.fixture(scope="module")
-def in_process(tmp_path_factory):
-    api = HeatApi(reset_database(PG_URL), tmp_path_factory.mktemp("heat-api"))
-    yield api
-    api.close()
+@pytest.fixture
+def in_process(heat_api):
+    return heat_api
 
 
 @pytest.fixture(scope="module")

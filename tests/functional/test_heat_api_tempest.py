@@ -15,11 +15,6 @@ import json
 import os
 import subprocess
 
-import pytest
-
-from tests.conftest import PG_URL, reset_database
-from tests.functional.heat_api import HeatApi
-
 PACKAGE = "heat_tempest_plugin.tests.functional"
 
 HOOK_STATE = ("a resource paused at a breakpoint hook shows ACTION_IN_PROGRESS; Heat "
@@ -127,13 +122,6 @@ build_interval = 1
 hidden_stack_tag = data-processing-cluster
 skip_functional_test_list = {",".join(SKIPPED)}
 """)
-
-
-@pytest.fixture(scope="module")
-def heat_api(tmp_path_factory):
-    api = HeatApi(reset_database(PG_URL), tmp_path_factory.mktemp("heat-api-tempest"))
-    yield api
-    api.close()
 
 
 def test_heat_only_functional_tests_pass(heat_api, tmp_path):
