@@ -161,6 +161,42 @@ class NestedflowApp(cliff_app.App):
     def configure_logging(self):
         logs.configure(self.options, self.stderr, self.LOG)
 
+    def run_subcommand(self, argv):
+        try:
+            self.command_manager.find_command(argv)
+        except ValueError:
+            return self._unknown_command(argv)
+        return super().run_subcommand(argv)
+
+    def _unknown_command(self, argv):
+        # cliff writes its "did you mean" list to stdout, where a script
+        # reading a command's answer would take it for one, and lists
+        # every command sharing a prefix; an operator wants the few close
+        # ones of the group they typed into, on stderr.
+        import difflib
+
+        typed = []
+        for arg in argv:
+            if arg.startswith("-"):
+                break
+            typed.append(arg)
+        typed_name = " ".join(typed)
+        names = sorted({name for name, _ in self.command_manager})
+        group = []
+        for depth in range(len(typed) - 1, 0, -1):
+            prefix = " ".join(typed[:depth]) + " "
+            group = [name for name in names if name.startswith(prefix)]
+            if group:
+                break
+        close = difflib.get_close_matches(typed_name, group or names, n=4, cutoff=0.6)
+        self.stderr.write(f"{self.NAME}: '{typed_name}' is not a {self.NAME} command. "
+                          f"See '{self.NAME} --help'.\n")
+        if close:
+            self.stderr.write("Did you mean one of these?\n")
+            for name in close:
+                self.stderr.write(f"  {name}\n")
+        return 2
+
     def initialize_app(self, argv):
         if not argv and not self.options.deferred_help:
             # No command: cliff would start its interactive shell, which an

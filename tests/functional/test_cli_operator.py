@@ -148,6 +148,6 @@ def test_url_in_template_is_refused(nf, tmp_path):
         env=dict(os.environ, NESTEDFLOW_DB_URL=f"sqlite:///{tmp_path}/u.sqlite"),
         capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
-    assert proc.stderr == (f"ERROR: {path}: https://example.com/server.yaml is a URL; only "
-                           "local files can be used (nestedflow fetches nothing over the "
-                           "network)\n")
+    assert proc.stderr == (f"ERROR: {path}: https://example.com/server.yaml refused: "
+                           "nestedflow reads local files only and fetches nothing over the "
+                           "network\n")
