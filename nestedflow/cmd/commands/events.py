@@ -5,12 +5,23 @@ from nestedflow.cmd.commands import bases, columns, listing, resources, tables
 
 FIELDS = ("id", "timestamp", "resource_name", "action", "status", "status_reason",
           "physical_id", "engine_id")
-#: The table's columns without --long: what fits 80 columns.
-SHORT = ("timestamp", "resource_name", "action", "status", "status_reason")
+#: heatclient's ``stack event list`` columns (osc/v1/event.py ``ListEvent``);
+#: ``stack_name`` with --nested-depth. --long adds nestedflow's engine_id.
+HEAT_COLUMNS = ("resource_name", "id", "resource_status", "resource_status_reason",
+                "event_time", "physical_resource_id", "logical_resource_id")
 
 
 class ListEvent(tables.Lister):
-    """List a stack's events, oldest first."""
+    """List a stack's events, oldest first (one per line by default, as
+    heatclient prints them; ``-f table|json|yaml|value|csv`` for columns)."""
+
+    @property
+    def formatter_namespace(self):
+        return "nestedflow.formatter.events"
+
+    @property
+    def formatter_default(self):
+        return "log"
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -29,9 +40,17 @@ class ListEvent(tables.Lister):
         found = self.app.engine.list_events(stack.id, nested_depth=parsed_args.nested_depth)
         if parsed_args.resource:
             found = [e for e in found if e.resource_name == parsed_args.resource]
+        from nestedflow.cmd.commands import heat_columns
+
         found = listing.select(found, parsed_args, "id")
-        names = tables.pick_columns(parsed_args, FIELDS, SHORT)
-        return names, [columns.row(e, names) for e in found]
+        parsed_args.top_stack_name = stack.name  # the log format names nested ones only
+        shown = HEAT_COLUMNS
+        if parsed_args.nested_depth:
+            shown += ("stack_name",)
+        if parsed_args.long:
+            shown += ("engine_id",)
+        names = heat_columns.names(parsed_args, shown, FIELDS)
+        return names, heat_columns.rows(found, names)
 
 
 class ShowEvent(bases.ShowOne):

@@ -22,18 +22,36 @@ def _fields(stack):
     return STACK_FIELDS
 
 
-def stack_data(stack):
-    """``(names, values)`` of a stack for a ShowOne command."""
-    values = []
-    fields = _fields(stack)
-    for field in fields:
-        value = getattr(stack, field, None)
+#: heatclient's ``stack show`` fields, in its order (osc/v1/stack.py
+#: ``_show_stack``; Heat's format_stack keys), then nestedflow's own.
+HEAT_SHOW_FIELDS = ("id", "stack_name", "creation_time", "updated_time", "stack_status",
+                    "stack_status_reason", "outputs", "parent", "disable_rollback",
+                    "tags", "timeout_mins", "project_id")
+
+
+#: Fields of the engine's view shown under their own name: nothing of
+#: heatclient's says the same.
+OWN_SHOW_FIELDS = ("output_errors",)
+
+
+def stack_data(stack, parsed_args=None):
+    """``(names, values)`` of a stack for a ShowOne command: heatclient's
+    fields, nestedflow's own, and the view's other names (``name``,
+    ``action``, ``status``...) when a ``-c`` asks for them."""
+    from nestedflow.cmd.commands import heat_columns
+
+    names, values = [], []
+    own = tuple(f for f in OWN_SHOW_FIELDS if getattr(stack, f, None))
+    legacy = tuple(f for f in _fields(stack) if f not in HEAT_SHOW_FIELDS)
+    for field in heat_columns.names(parsed_args, HEAT_SHOW_FIELDS + own, legacy):
         if field == "outputs":
-            values.append(columns.Outputs(dict(value or {})))
+            values.append(columns.Outputs(dict(stack.outputs or {})))
+        elif field == "tags":
+            values.append(columns.cell(list(getattr(stack, "tags", None) or ())))
         else:
-            values.append(columns.cell(value))
-    # heatclient's name for the combined state, which scripts grep for.
-    return fields + ("stack_status",), tuple(values) + (f"{stack.action}_{stack.status}",)
+            values.append(heat_columns.value(stack, field))
+        names.append(field)
+    return tuple(names), tuple(values)
 
 
 class StackCommand(bases.ShowOne):
@@ -69,7 +87,7 @@ class StackCommand(bases.ShowOne):
         if waited and not self.succeeded(final):
             self.exit_code = 1
             self.app.stderr.write(waiting.failure_line(final))
-        return stack_data(final)
+        return stack_data(final, parsed_args)
 
     def run(self, parsed_args):
         super().run(parsed_args)
@@ -230,6 +248,10 @@ class DeleteStack(bases.Command):
         return 1 if failures else 0
 
 
+#: heatclient's ``stack list`` columns (osc/v1/stack.py ``_list``).
+HEAT_LIST_COLUMNS = ("ID", "Stack Name", "Stack Status", "Creation Time", "Updated Time")
+
+
 class ListStack(tables.Lister):
     """List stacks."""
 
@@ -245,18 +267,25 @@ class ListStack(tables.Lister):
             "--tag-mode", choices=("any", "not", "not-any"),
             help="with --tags: 'any' (one of them), 'not' (not all of them), 'not-any' "
             "(none of them); default: all of them")
-        listing.add_arguments(parser, LIST_COLUMNS)
+        parser.add_argument("--short", action="store_true",
+                            help="list fewer fields (no creation and update times)")
+        listing.add_arguments(parser, LIST_COLUMNS + ("stack_name", "stack_status",
+                                                      "creation_time", "updated_time"))
         return parser
 
     def take_action(self, parsed_args):
-        from nestedflow.cmd.commands import listing
+        from nestedflow.cmd.commands import heat_columns, listing
 
         kwargs = {}
         if parsed_args.tags:
             kwargs[TAG_MODES[parsed_args.tag_mode]] = split_tags(parsed_args.tags)
         stacks = self.app.reader.list_stacks(show_nested=parsed_args.show_nested, **kwargs)
         stacks = listing.select(stacks, parsed_args, "id")
-        return LIST_COLUMNS, [columns.row(s, LIST_COLUMNS) for s in stacks]
+        shown = HEAT_LIST_COLUMNS[:3] if parsed_args.short else HEAT_LIST_COLUMNS
+        if parsed_args.show_nested:
+            shown += ("Parent",)
+        names = heat_columns.names(parsed_args, shown, LIST_COLUMNS)
+        return names, heat_columns.rows(stacks, names)
 
 
 class ShowStack(bases.ShowOne):
@@ -268,5 +297,5 @@ class ShowStack(bases.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        return stack_data(self.app.find_stack(parsed_args.stack))
+        return stack_data(self.app.find_stack(parsed_args.stack), parsed_args)
 
