@@ -59,8 +59,12 @@ def test_readme_example_create_show_delete(cli):
 
 
 def test_failing_example_rolls_back_and_exits_non_zero(cli):
-    proc = cli("stack", "create", "broken", "-t", "examples/failing.yaml", "--wait", expect=1)
+    proc = cli("stack", "create", "broken", "-t", "examples/failing.yaml", "--enable-rollback",
+               "--wait", expect=1)
     assert "ROLLBACK" in proc.stdout + proc.stderr
+    # heatclient's default: no rollback, the failed create is kept.
+    proc = cli("stack", "create", "kept", "-t", "examples/failing.yaml", "--wait", expect=1)
+    assert "ERROR: Stack kept CREATE_FAILED" in proc.stderr
 
 
 def test_errors_are_one_line_without_traceback(cli, tmp_path):

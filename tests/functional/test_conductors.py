@@ -78,7 +78,7 @@ def test_stacks_posted_elsewhere_complete_spread_over_conductors(cluster, probe,
         # Another process posts the jobs and returns at once.
         result = cli(cluster, "stack", "create", name, "-t", str(template), "-f", "json")
         assert result.returncode == 0, result.stderr
-        assert json.loads(result.stdout)["status"] == "IN_PROGRESS"
+        assert json.loads(result.stdout)["stack_status"] == "CREATE_IN_PROGRESS"
     engine = cluster.engine()
     stacks = [engine.wait(engine.get_stack(name).id, timeout=180) for name in names]
     elapsed = time.monotonic() - started

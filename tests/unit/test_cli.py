@@ -364,6 +364,17 @@ def test_create_rolled_back_exits_1_with_reason(engine, template):
     assert err == "ERROR: Stack web ROLLBACK_COMPLETE: resources.a: boom\n"
 
 
+def test_create_rollback_default_is_heatclients(engine, template):
+    """heatclient/osc/v1/stack.py CreateStack: disable_rollback = not
+    --enable-rollback, so a plain create is not rolled back."""
+    engine.final = FakeStack(id="s-new", name="web")
+    for flags, expected in (([], True), (["--enable-rollback"], False),
+                            (["--disable-rollback"], True)):
+        assert run("stack", "create", "web", "-t", template, *flags)[0] == 0
+        call = [c for c in engine.calls if c[0] == "create_stack"][-1]
+        assert call[3]["disable_rollback"] is expected
+
+
 def test_create_missing_template(engine, tmp_path):
     code, out, err = run("stack", "create", "web", "-t", str(tmp_path / "missing.yaml"))
     assert code == 1
@@ -462,6 +473,28 @@ def test_simple_actions(engine, command, method, action):
     assert (method, "s-1") in engine.calls
     engine.final = FakeStack(action=action, status="FAILED", status_reason="no")
     assert run("stack", command, "web", "--wait")[0] == 1
+
+
+def test_actions_on_several_stacks(engine):
+    """heatclient/osc/v1/stack.py _stacks_action: one or more stacks, each
+    acted on in turn, listed afterwards with stack list's columns."""
+    engine.stacks["s-2"] = FakeStack(id="s-2", name="db")
+    engine.final = FakeStack(action="SUSPEND")
+    code, out, err = run("stack", "suspend", "web", "db", "--wait", "-f", "json")
+    assert code == 0, err
+    assert [c for c in engine.calls if c[0] == "suspend_stack"] == [
+        ("suspend_stack", "s-1"), ("suspend_stack", "s-2")]
+    rows = json.loads(out)
+    assert list(rows[0]) == ["ID", "Stack Name", "Stack Status", "Creation Time",
+                             "Updated Time"]
+    assert [r["Stack Status"] for r in rows] == ["SUSPEND_COMPLETE"] * 2
+    # A failure does not stop the others; it is reported and the exit status is 1.
+    engine.final = FakeStack(action="CHECK", status="FAILED", status_reason="no")
+    code, out, err = run("stack", "check", "web", "db", "--wait", "-f", "value",
+                         "-c", "stack_status")
+    assert code == 1
+    assert out == "CHECK_FAILED\nCHECK_FAILED\n"
+    assert err.count("ERROR: Stack web CHECK_FAILED: no") == 2
 
 
 def test_cancel(engine):

@@ -84,10 +84,16 @@ def names(parsed_args, shown, legacy):
     """The columns to produce: ``shown`` (heatclient's), plus the legacy
     ones a ``-c`` asks for by name, so cliff's selection finds them."""
     asked = getattr(parsed_args, "columns", None) or ()
-    # cliff selects -c case-insensitively: "id" already picks heatclient's "ID".
-    taken = {name.upper() for name in shown}
-    extra = tuple(name for name in asked if name in legacy and name.upper() not in taken)
+    # cliff matches -c after lower-casing and turning spaces into
+    # underscores: "id" and "stack_name" already pick "ID" and "Stack Name".
+    taken = {_normalized(name) for name in shown}
+    extra = tuple(name for name in asked
+                  if name in legacy and _normalized(name) not in taken)
     return tuple(shown) + extra
+
+
+def _normalized(name):
+    return name.lower().strip().replace(" ", "_")
 
 
 def rows(views, names_):

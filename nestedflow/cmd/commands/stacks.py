@@ -126,14 +126,15 @@ class CreateStack(StackCommand):
         parser.add_argument("--timeout", type=templates.positive_int, metavar="<timeout>",
                             help="stack creation timeout in minutes")
         rollback = parser.add_mutually_exclusive_group()
+        # heatclient's default (osc/v1/stack.py CreateStack: disable_rollback
+        # = not enable_rollback): a failed create is left as CREATE_FAILED.
         rollback.add_argument(
             "--enable-rollback", dest="disable_rollback", action="store_false",
-            help="roll back a failed create (the default here; heatclient's default is "
-            "the opposite)")
+            help="roll back a failed create (delete what it created)")
         rollback.add_argument(
             "--disable-rollback", dest="disable_rollback", action="store_true",
-            help="leave a failed create as CREATE_FAILED instead of rolling back")
-        parser.set_defaults(disable_rollback=False)
+            help="leave a failed create as CREATE_FAILED (the default, as heatclient's)")
+        parser.set_defaults(disable_rollback=True)
         add_tags_argument(parser)
         previews.add_dry_run(parser)
         return parser
