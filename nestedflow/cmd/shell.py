@@ -134,6 +134,8 @@ class NestedflowApp(cliff_app.App):
         self._conf = None
         #: make_reader's answer once asked (False: not yet).
         self._reader = False
+        #: The stack a command is waiting on or following (named on Ctrl-C).
+        self.followed_stack = None
 
     def build_option_parser(self, description, version, argparse_kwargs=None):
         parser = super().build_option_parser(description, version, argparse_kwargs)
@@ -279,7 +281,16 @@ class NestedflowApp(cliff_app.App):
     def clean_up(self, cmd, result, err):
         self.close()
         if isinstance(err, KeyboardInterrupt):
-            self.stderr.write("Interrupted; the stack may still be IN_PROGRESS.\n")
+            name = self.followed_stack
+            if name is None:
+                self.stderr.write("Interrupted; the stack may still be IN_PROGRESS.\n")
+            elif self.jobboard_url:
+                # A conductor runs the action: only the watching stopped.
+                self.stderr.write(f"Interrupted; stack {name} carries on. Follow it again "
+                                  f"with: nestedflow stack event list {name} --follow\n")
+            else:
+                self.stderr.write(f"Interrupted; stack {name} may still be IN_PROGRESS "
+                                  f"(see: nestedflow stack show {name})\n")
 
 
 def main(argv=None, stdout=None, stderr=None):

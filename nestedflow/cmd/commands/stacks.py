@@ -175,6 +175,10 @@ class UpdateStack(StackCommand):
         rollback.add_argument("--no-rollback", dest="rollback", action="store_const",
                               const="disabled", help="same as --rollback disabled")
         parser.set_defaults(rollback="keep")
+        parser.add_argument(
+            "--converge", action="store_true",
+            help="refused: heatclient's observe-reality update; nestedflow keeps no "
+                 "observed state to converge from")
         parser.add_argument("--timeout", type=templates.positive_int, metavar="<timeout>",
                             help="stack update timeout in minutes (from this update on)")
         add_tags_argument(parser)
@@ -198,6 +202,13 @@ class UpdateStack(StackCommand):
 
     def start(self, parsed_args):
         self._check_template(parsed_args)
+        if parsed_args.converge:
+            from nestedflow.cmd.shell import CommandError
+
+            # Heat's converge re-reads every resource's real state from its
+            # service before updating; nestedflow's plugins have no such read.
+            raise CommandError("--converge is not supported: nestedflow does not observe "
+                               "resources' real state; update without it")
         kwargs = templates.template_kwargs(parsed_args)
         kwargs.update(tags_kwargs(parsed_args))
         if parsed_args.timeout is not None:
@@ -268,8 +279,11 @@ class ListStack(tables.Lister):
             "--tag-mode", choices=("any", "not", "not-any"),
             help="with --tags: 'any' (one of them), 'not' (not all of them), 'not-any' "
             "(none of them); default: all of them")
-        parser.add_argument("--short", action="store_true",
+        length = parser.add_mutually_exclusive_group()
+        length.add_argument("--short", action="store_true",
                             help="list fewer fields (no creation and update times)")
+        length.add_argument("--long", action="store_true",
+                            help="list additional fields (the project)")
         listing.add_arguments(parser, LIST_COLUMNS + ("stack_name", "stack_status",
                                                       "creation_time", "updated_time"))
         return parser
@@ -283,6 +297,9 @@ class ListStack(tables.Lister):
         stacks = self.app.reader.list_stacks(show_nested=parsed_args.show_nested, **kwargs)
         stacks = listing.select(stacks, parsed_args, "id")
         shown = HEAT_LIST_COLUMNS[:3] if parsed_args.short else HEAT_LIST_COLUMNS
+        if parsed_args.long:
+            # heatclient inserts the owner third with --long; here the project.
+            shown = shown[:2] + ("Project",) + shown[2:]
         if parsed_args.show_nested:
             shown += ("Parent",)
         names = heat_columns.names(parsed_args, shown, LIST_COLUMNS)
@@ -295,8 +312,15 @@ class ShowStack(bases.ShowOne):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         _stack_arg(parser, "stack to display (name or ID)")
+        parser.add_argument("--no-resolve-outputs", action="store_true",
+                            help="do not show the outputs (heatclient's: skips resolving them)")
         return parser
 
     def take_action(self, parsed_args):
-        return stack_data(self.app.find_stack(parsed_args.stack), parsed_args)
+        names, values = stack_data(self.app.find_stack(parsed_args.stack), parsed_args)
+        if parsed_args.no_resolve_outputs:
+            # heatclient's _show_stack leaves the outputs field out.
+            keep = [i for i, name in enumerate(names) if name != "outputs"]
+            names, values = tuple(names[i] for i in keep), tuple(values[i] for i in keep)
+        return names, values
 
