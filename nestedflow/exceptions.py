@@ -34,6 +34,8 @@ The hierarchy::
      +-- UnsupportedDependency          TaskFlow or SQLAlchemy lacks a name nestedflow uses
      +-- AdoptFailed                    a resource could not take its object over
      +-- SnapshotNotFound               no snapshot of the stack has that id
+     +-- SoftwareConfigNotFound         no software config (visible here) has that id
+     +-- SoftwareDeploymentNotFound     no software deployment (visible here) has that id
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -317,6 +319,22 @@ class SnapshotNotFound(NestedflowError):
     def __init__(self, snapshot_id):
         self.snapshot_id = snapshot_id
         super().__init__(f"snapshot {snapshot_id} not found")
+
+
+class SoftwareConfigNotFound(NestedflowError):
+    """No software config the caller may see has that id (Heat's NotFound)."""
+
+    def __init__(self, config_id):
+        self.config_id = config_id
+        super().__init__(f"Software config with id {config_id} not found")
+
+
+class SoftwareDeploymentNotFound(NestedflowError):
+    """No software deployment the caller may see has that id (Heat's NotFound)."""
+
+    def __init__(self, deployment_id):
+        self.deployment_id = deployment_id
+        super().__init__(f"Deployment with id {deployment_id} not found")
 
 
 class ResourceInError(NestedflowError):

@@ -248,3 +248,45 @@ class EngineHeartbeat(Base):
     report_interval = sa.Column(sa.Float, nullable=False)
     created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
     updated_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+
+
+class SoftwareConfig(Base):
+    """A stored software config (Heat's ``software_config`` table,
+    heat/db/models.py): immutable once created; ``config`` holds the
+    ``config``, ``inputs``, ``outputs`` and ``options`` Heat keeps there."""
+
+    __tablename__ = "software_config"
+    __table_args__ = (sa.Index("ix_software_config_tenant", "tenant"),)
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    name = sa.Column(sa.String(255))
+    group = sa.Column(sa.String(255))
+    config = sa.Column(Json)
+    #: The owning project (None: the embedded default's local project).
+    tenant = sa.Column(sa.String(64))
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+    updated_at = sa.Column(Timestamp)
+
+
+class SoftwareDeployment(Base):
+    """A config applied to one server (Heat's ``software_deployment`` table)."""
+
+    __tablename__ = "software_deployment"
+    __table_args__ = (
+        sa.Index("ix_software_deployment_created_at", "created_at"),
+        sa.Index("ix_software_deployment_server_id", "server_id"),
+        sa.Index("ix_software_deployment_tenant", "tenant"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    config_id = sa.Column(sa.String(36), sa.ForeignKey("software_config.id"), nullable=False)
+    server_id = sa.Column(sa.String(36), nullable=False)
+    input_values = sa.Column(Json)
+    output_values = sa.Column(Json)
+    action = sa.Column(sa.String(255))
+    status = sa.Column(sa.String(255))
+    status_reason = sa.Column(sa.Text)
+    tenant = sa.Column(sa.String(64))
+    stack_user_project_id = sa.Column(sa.String(64))
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+    updated_at = sa.Column(Timestamp)

@@ -43,6 +43,18 @@ server accepts every call of its major version up to its minor)::
          restore_snapshot(stack_id, snapshot_id) -> Stack
          mark_resource_unhealthy(stack_id, resource_name, mark_unhealthy,
                                  resource_status_reason)
+    1.5  the software-config store, Heat's methods and arguments (less cnxt),
+         answering Heat's dicts: create_software_config(group, name, config,
+         inputs, outputs, options), show_software_config(config_id),
+         list_software_configs(limit, marker), delete_software_config(config_id),
+         create_software_deployment(server_id, config_id, input_values, action,
+         status, status_reason, stack_user_project_id, deployment_id),
+         update_software_deployment(deployment_id, config_id, input_values,
+         output_values, action, status, status_reason, updated_at),
+         show_software_deployment, delete_software_deployment(deployment_id),
+         list_software_deployments(server_id),
+         metadata_software_deployments(server_id),
+         signal_software_deployment(deployment_id, details, updated_at)
 
 Actions (create, update, delete, suspend, resume, check, cancel) return
 once the traversal is stored, with the stack IN_PROGRESS -- as Heat's
@@ -55,7 +67,7 @@ from nestedflow.engine import checks, views
 from nestedflow.messaging.serializer import ContextSerializer
 
 #: The newest version this code speaks.
-VERSION = "1.4"
+VERSION = "1.5"
 
 #: Method name -> version that introduced it.
 METHODS = {
@@ -89,6 +101,17 @@ METHODS = {
     "delete_snapshot": "1.4",
     "restore_snapshot": "1.4",
     "mark_resource_unhealthy": "1.4",
+    "create_software_config": "1.5",
+    "show_software_config": "1.5",
+    "list_software_configs": "1.5",
+    "delete_software_config": "1.5",
+    "create_software_deployment": "1.5",
+    "update_software_deployment": "1.5",
+    "show_software_deployment": "1.5",
+    "list_software_deployments": "1.5",
+    "delete_software_deployment": "1.5",
+    "metadata_software_deployments": "1.5",
+    "signal_software_deployment": "1.5",
 }
 
 #: Arguments added to a method after the version that introduced it: the

@@ -243,6 +243,58 @@ class EngineClient:
                                 resource_status_reason="", context=None):
         pass
 
+    # -- 1.5: the software-config store (Heat's methods) ----------------------
+
+    @_remote
+    def create_software_config(self, group, name, config, inputs, outputs, options,
+                               context=None):
+        pass
+
+    @_remote
+    def show_software_config(self, config_id, context=None):
+        pass
+
+    @_remote
+    def list_software_configs(self, limit=None, marker=None, context=None):
+        pass
+
+    @_remote
+    def delete_software_config(self, config_id, context=None):
+        pass
+
+    @_remote
+    def create_software_deployment(self, server_id, config_id, input_values, action, status,
+                                   status_reason, stack_user_project_id, deployment_id=None,
+                                   context=None):
+        pass
+
+    @_remote
+    def update_software_deployment(self, deployment_id, config_id, input_values,
+                                   output_values, action, status, status_reason, updated_at,
+                                   context=None):
+        pass
+
+    @_remote
+    def show_software_deployment(self, deployment_id, context=None):
+        pass
+
+    @_remote
+    def list_software_deployments(self, server_id=None, context=None):
+        pass
+
+    @_remote
+    def delete_software_deployment(self, deployment_id, context=None):
+        pass
+
+    @_remote
+    def metadata_software_deployments(self, server_id, context=None):
+        pass
+
+    @_remote
+    def signal_software_deployment(self, deployment_id, details, updated_at=None,
+                                   context=None):
+        pass
+
     def close(self):
         self._transport.cleanup()
 
