@@ -113,6 +113,37 @@ def move_global_format(argv):
     return argv + moved
 
 
+def _command_start(argv):
+    """Index of the command's first word in ``argv`` (after the global options)."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in _VALUE_OPTIONS or argv[i] in _FORMAT_OPTIONS else 1
+    return i
+
+
+def _commands_own_config_file(parse_known_args):
+    """cliff parses global options anywhere on the line; ``--config-file``
+    after the command's name is the command's own (heatclient's ``software
+    config create --config-file SCRIPT``), not the oslo.config file."""
+
+    def parse(args=None, namespace=None):
+        args = list(sys.argv[1:] if args is None else args)
+        start = _command_start(args)
+        rest, own = [], []
+        i = start
+        while i < len(args):
+            if args[i] == "--config-file" and i + 1 < len(args):
+                own += args[i:i + 2]
+                i += 2
+                continue
+            (own if args[i].startswith("--config-file=") else rest).append(args[i])
+            i += 1
+        options, remainder = parse_known_args(args[:start] + rest, namespace)
+        return options, remainder + own
+
+    return parse
+
+
 class NestedflowApp(cliff_app.App):
     """Global options, configuration and a lazily built engine."""
 
@@ -138,8 +169,12 @@ class NestedflowApp(cliff_app.App):
         self.followed_stack = None
 
     def build_option_parser(self, description, version, argparse_kwargs=None):
+        # No abbreviations: heatclient's ``software deployment create
+        # --config ID`` must not be taken for the global --config-file.
+        argparse_kwargs = {**(argparse_kwargs or {}), "allow_abbrev": False}
         parser = super().build_option_parser(description, version, argparse_kwargs)
         parser.prog = "nestedflow"
+        parser.parse_known_args = _commands_own_config_file(parser.parse_known_args)
         parser.add_argument(
             "--db-url", metavar="URL",
             help="SQLAlchemy URL of the state database (default: $NESTEDFLOW_DB_URL, "
