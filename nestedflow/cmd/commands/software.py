@@ -5,9 +5,10 @@ store, as heatclient's OSC plugin has them.
 Followed: heatclient/osc/v1/software_config.py and software_deployment.py,
 common/deployment_utils.py ``build_derived_config_params`` (python-heatclient
 5.3.0): the same arguments, columns and output shapes. A deployment made
-here signals with ``NO_SIGNAL`` (complete at once) by default: heatclient's
-default, ``TEMP_URL_SIGNAL``, needs a Swift TempURL, which nestedflow has no
-Swift to make -- asking for it is refused with one line saying so.
+here is made ``IN_PROGRESS`` for the server's agent, as heatclient makes it,
+with ``NO_SIGNAL`` as its transport by default: heatclient's default,
+``TEMP_URL_SIGNAL``, needs a Swift TempURL, which nestedflow has no Swift to
+make -- asking for it is refused with one line saying so.
 """
 
 import json
@@ -215,8 +216,7 @@ class CreateDeployment(bases.ShowOne):
                             help="ID of the configuration to deploy")
         parser.add_argument("--signal-transport", metavar="<signal-transport>",
                             default="NO_SIGNAL",
-                            help="NO_SIGNAL (the default here: complete at once) or "
-                                 "HEAT_SIGNAL (wait for a signal)")
+                            help="NO_SIGNAL (the default here) or HEAT_SIGNAL")
         parser.add_argument("--container", metavar="<container>",
                             help="accepted for heatclient's scripts; unused (no Swift)")
         parser.add_argument("--timeout", metavar="<timeout>", type=int, default=60,
@@ -242,10 +242,10 @@ class CreateDeployment(bases.ShowOne):
         config = engine.create_software_config(
             derived["group"], derived["name"], derived["config"], derived["inputs"],
             derived["outputs"], derived["options"])
-        status = "COMPLETE" if transport == "NO_SIGNAL" else "IN_PROGRESS"
+        # heatclient creates it IN_PROGRESS whatever the transport: the
+        # server's agent reads it from the metadata and reports back.
         made = engine.create_software_deployment(
-            parsed_args.server, config["id"], {}, parsed_args.action, status,
-            "Outputs received" if status == "COMPLETE" else "Deploy data available", None)
+            parsed_args.server, config["id"], {}, parsed_args.action, "IN_PROGRESS", "", None)
         names = tuple(sorted(made))
         return names, tuple(columns.cell(made[n]) for n in names)
 
