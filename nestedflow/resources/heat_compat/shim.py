@@ -6,9 +6,9 @@ and gets this adapter, so the file runs unedited.
 real ``heat`` package is not importable (nestedflow never imports Heat; a
 process that has Heat installed keeps it). The finder serves the modules
 of :data:`MODULES`, each a view of an adapter module (attributes are read
-through to it), plus the packages above them; any other ``heat.*`` module
-is not found, and the plugin that imports it fails to load with Python's
-``No module named 'heat....'``.
+through to it), plus the packages above them; importing any other module
+of those packages fails with ``No module named 'heat....': nestedflow's
+Heat adapter does not provide it``, and the plugin file is skipped.
 """
 
 import importlib
@@ -46,6 +46,20 @@ PACKAGES = frozenset(
 _lock = threading.Lock()
 
 
+class _Missing(importlib.abc.Loader):
+    """A ``heat.*`` module the adapter does not serve: the import fails
+    saying so. The error carries no ``name``: ``from heat.engine import x``
+    would otherwise swallow it for Python's vaguer "cannot import name"."""
+
+    def create_module(self, spec):
+        raise ModuleNotFoundError(
+            f"No module named {spec.name!r}: nestedflow's Heat adapter does not provide it "
+            "(doc/source/plugins.rst lists the Heat plugin API it does)")
+
+    def exec_module(self, module):
+        raise AssertionError("unreachable: create_module refused the module")
+
+
 class _View(importlib.abc.Loader):
     def __init__(self, target):
         self.target = target
@@ -74,6 +88,8 @@ class HeatShimFinder(importlib.abc.MetaPathFinder):
             return importlib.machinery.ModuleSpec(fullname, _View(MODULES[fullname]))
         if fullname in PACKAGES:
             return importlib.machinery.ModuleSpec(fullname, _View(None), is_package=True)
+        if fullname.startswith("heat.") and fullname.rpartition(".")[0] in PACKAGES:
+            return importlib.machinery.ModuleSpec(fullname, _Missing())
         return None
 
 
