@@ -186,3 +186,162 @@ def test_keystone_domain_rolled_back(engine, stack_name):
     made = [args for call, args in domains.calls if call == "create" and args["name"] == "rolled"]
     assert len(made) == 1
     assert not [d for d in domains.objects.values() if d.fields["name"] == "rolled"]
+
+
+#: A third-party plugin in the common shape (written for this test): its
+#: own __init__(name, json_snippet, stack), a deprecated property moved to
+#: its successor by a REPLACE rule, a name looked up by a RESOLVE rule
+#: through its client plugin's finder, Heat's default handle_delete.
+WIDGET_PLUGIN = '''
+from heat.common import exception
+from heat.common.i18n import _
+from heat.engine import attributes, constraints, properties, resource, support
+from heat.engine import translation
+
+
+class Widget(resource.Resource):
+    support_status = support.SupportStatus(version="2014.1")
+    default_client_name = "widgets"
+    entity = "widgets"
+
+    PROPERTIES = (FLAVOR, FLAVOR_ID, SIZE) = ("flavor", "flavor_id", "size")
+    properties_schema = {
+        FLAVOR: properties.Schema(properties.Schema.STRING, _("Flavor name or id.")),
+        FLAVOR_ID: properties.Schema(
+            properties.Schema.STRING, _("Deprecated: use flavor."),
+            support_status=support.SupportStatus(status=support.DEPRECATED)),
+        SIZE: properties.Schema(properties.Schema.INTEGER, _("Size."), default=1,
+                                update_allowed=True, constraints=[constraints.Range(1, 10)]),
+    }
+    attributes_schema = {"size": attributes.Schema(_("Size."),
+                                                   type=attributes.Schema.INTEGER)}
+
+    def __init__(self, name, json_snippet, stack):
+        super(Widget, self).__init__(name, json_snippet, stack)
+        self.made_by = "vendor"
+
+    def translation_rules(self, props):
+        return [
+            translation.TranslationRule(props, translation.TranslationRule.REPLACE,
+                                        [self.FLAVOR], value_path=[self.FLAVOR_ID]),
+            translation.TranslationRule(props, translation.TranslationRule.RESOLVE,
+                                        [self.FLAVOR], client_plugin=self.client_plugin(),
+                                        finder="find_flavor_id"),
+        ]
+
+    def validate(self):
+        super(Widget, self).validate()
+        if self.properties[self.FLAVOR] is None:
+            raise exception.PropertyUnspecifiedError(self.FLAVOR, self.FLAVOR_ID)
+
+    def handle_create(self):
+        widget = self.client().widgets.create(flavor=self.properties[self.FLAVOR],
+                                              size=self.properties[self.SIZE],
+                                              made_by=self.made_by)
+        self.resource_id_set(widget["id"])
+
+    def handle_update(self, json_snippet, tmpl_diff, prop_diff):
+        self.client().widgets.resize(self.resource_id, prop_diff[self.SIZE])
+
+    def _resolve_attribute(self, name):
+        return self.client().widgets.get(self.resource_id)[name]
+
+
+def resource_mapping():
+    return {"Vendor::Widget": Widget}
+'''
+
+
+class Widgets:
+    FLAVORS = {"m1.small": "flavor-1", "m1.large": "flavor-2"}
+
+    def __init__(self):
+        self.objects = {}
+
+    def create(self, **fields):
+        widget = {"id": f"widget-{len(self.objects)}", **fields}
+        self.objects[widget["id"]] = widget
+        return widget
+
+    def resize(self, widget_id, size):
+        self.objects[widget_id]["size"] = size
+
+    def get(self, widget_id):
+        if widget_id not in self.objects:
+            raise NotFound(widget_id)
+        return self.objects[widget_id]
+
+    def delete(self, widget_id):
+        self.get(widget_id)
+        del self.objects[widget_id]
+
+
+class WidgetClient:
+    def __init__(self):
+        self.widgets = Widgets()
+
+
+WIDGETS = WidgetClient()
+
+
+class WidgetPlugin(clients.ClientPlugin):
+    def _create(self, version=None):
+        return WIDGETS
+
+    def find_flavor_id(self, name_or_id):
+        if name_or_id in Widgets.FLAVORS.values():
+            return name_or_id
+        if name_or_id not in Widgets.FLAVORS:
+            raise NotFound(f"no flavor {name_or_id}")
+        return Widgets.FLAVORS[name_or_id]
+
+
+@pytest.fixture
+def widget_engine(make_engine, sqlite_url, tmp_path):
+    (tmp_path / "widget.py").write_text(WIDGET_PLUGIN)
+    clients.register_client_plugin("widgets", WidgetPlugin)
+    CONF.set_override("plugin_dirs", [str(tmp_path)], group="heat_compat")
+    yield make_engine(sqlite_url, registry=ResourceRegistry.for_testing({}))
+    CONF.clear_override("plugin_dirs", group="heat_compat")
+    clients.unregister_client("widgets")
+
+
+def _widget(**properties):
+    return {"heat_template_version": "2016-10-14",
+            "resources": {"w": {"type": "Vendor::Widget", "properties": properties}},
+            "outputs": {"size": {"value": {"get_attr": ["w", "size"]}},
+                        "id": {"value": {"get_resource": "w"}}}}
+
+
+def test_a_third_party_plugin(widget_engine, stack_name):
+    from nestedflow import exceptions
+
+    engine = widget_engine
+    # REPLACE: both the deprecated property and its successor given.
+    with pytest.raises(exceptions.StackValidationFailed,
+                       match="Cannot define the following properties at the same time: "
+                             "flavor, flavor_id"):
+        engine.create_stack(stack_name, _widget(flavor="m1.small", flavor_id="m1.large"))
+    # validate(): neither given.
+    with pytest.raises(exceptions.StackValidationFailed,
+                       match="resources.w: At least one of the following properties must "
+                             "be specified: flavor, flavor_id"):
+        engine.create_stack(stack_name, _widget(size=2))
+
+    # flavor_id moved to flavor (stored so), the name resolved by the finder
+    # before handle_create.
+    stack = _wait(engine, engine.create_stack(stack_name, _widget(flavor_id="m1.large")).id,
+                  "CREATE_COMPLETE")
+    widget = WIDGETS.widgets.objects[stack.outputs["id"]]
+    assert widget == {"id": stack.outputs["id"], "flavor": "flavor-2", "size": 1,
+                      "made_by": "vendor"}
+    stored = engine.list_resources(stack.id)[0].properties
+    assert (stored["flavor"], stored["flavor_id"]) == ("m1.large", None)
+
+    engine.update_stack(stack.id, _widget(flavor_id="m1.large", size=3))
+    stack = _wait(engine, stack.id, "UPDATE_COMPLETE")
+    assert stack.outputs["size"] == 3 and widget["size"] == 3
+
+    engine.delete_stack(stack.id)
+    _wait(engine, stack.id, "DELETE_COMPLETE")
+    assert widget["id"] not in WIDGETS.widgets.objects
