@@ -4,7 +4,8 @@ update in place (where the type has one), update that replaces, a failed
 create rolled back, delete. The expected values are those of Heat's own
 unit tests (heat/tests/openstack/heat/test_*.py), cited per test.
 
-The registry holds no entry points (``ResourceRegistry.for_testing({})``):
+Each runs on SQLite, PostgreSQL and MariaDB. The registry holds no entry
+points (``ResourceRegistry.for_testing({})``):
 every type here is the class Heat's file maps, whatever native types the
 installed nestedflow also has. Each template adds Heat's
 ``OS::Heat::TestResource`` with ``fail: true`` to make a create fail.
@@ -32,11 +33,11 @@ def plugin_dir(tmp_path):
 
 
 @pytest.fixture
-def engine(make_engine, sqlite_url, plugin_dir):
+def engine(make_engine, db_url, plugin_dir):
     CONF.set_override("plugin_dirs", [str(plugin_dir)], group="heat_compat")
     CONF.set_override("poll_interval", 0.05, group="heat_compat")
     CONF.set_override("max_poll_interval", 0.5, group="heat_compat")
-    yield make_engine(sqlite_url, registry=ResourceRegistry.for_testing({}), max_workers=8)
+    yield make_engine(db_url, registry=ResourceRegistry.for_testing({}), max_workers=8)
     for option in ("plugin_dirs", "poll_interval", "max_poll_interval"):
         CONF.clear_override(option, group="heat_compat")
 
