@@ -5,10 +5,9 @@ create rolled back, delete. The expected values are those of Heat's own
 unit tests (heat/tests/openstack/heat/test_*.py), cited per test.
 
 Each runs on SQLite, PostgreSQL and MariaDB. The registry holds no entry
-points (``ResourceRegistry.for_testing({})``):
-every type here is the class Heat's file maps, whatever native types the
-installed nestedflow also has. Each template adds Heat's
-``OS::Heat::TestResource`` with ``fail: true`` to make a create fail.
+points (``ResourceRegistry.for_testing({})``): every type here is the class
+Heat's file maps, whatever native types the installed nestedflow also has.
+A failed create adds Heat's ``OS::Heat::TestResource`` with ``fail: true``.
 """
 
 import json
@@ -271,31 +270,38 @@ def _test_resource(**properties):
 
 
 def test_test_resource(engine, stack_name):
-    """heat's OS::Heat::TestResource (functional tests of heat_integrationtests
-    use it as below): ``output`` is the stored value; a value change is an
-    update in place; with ``update_replace: true`` it replaces
-    (needs_replace_with_prop_diff); ``fail: true`` fails the create."""
-    template = _tmpl({"test": _test_resource(value="one", action_wait_secs={"create": 1})},
-                     {"output": {"value": {"get_attr": ["test", "output"]}},
-                      "ref": {"value": {"get_resource": "test"}}})
+    """heat_integrationtests/functional/test_create_update.py (Heat's own
+    functional tests of OS::Heat::TestResource): test_stack_in_place_update
+    ('test_in_place' -> 'test_in_place_update' keeps the physical id),
+    test_stack_update_replace (``update_replace: true`` with a new value
+    replaces, through needs_replace_with_prop_diff), test_create_rollback
+    (``fail: true`` -> ROLLBACK_COMPLETE). ``output`` is the stored value."""
+    template = _tmpl({"test1": _test_resource(value="test_in_place",
+                                              action_wait_secs={"create": 1})},
+                     {"output": {"value": {"get_attr": ["test1", "output"]}},
+                      "ref": {"value": {"get_resource": "test1"}}})
     stack = _create(engine, stack_name, template)
-    assert stack.outputs["output"] == "one"
+    assert stack.outputs["output"] == "test_in_place"
     ref = stack.outputs["ref"]
-    assert ref.startswith(f"{stack_name}-test-")  # physical_resource_name()
+    assert ref.startswith(f"{stack_name}-test1-")  # physical_resource_name()
 
-    template["resources"]["test"]["properties"]["value"] = "two"
+    template["resources"]["test1"]["properties"]["value"] = "test_in_place_update"
     updated = _update(engine, stack, template)
-    assert (updated.outputs["output"], updated.outputs["ref"]) == ("two", ref)
+    assert (updated.outputs["output"], updated.outputs["ref"]) == ("test_in_place_update", ref)
 
-    template["resources"]["test"]["properties"].update(value="three", update_replace=True)
+    template["resources"]["test1"]["properties"].update(value="test_replace",
+                                                        update_replace=True)
     replaced = _update(engine, stack, template)
-    assert replaced.outputs["output"] == "three" and replaced.outputs["ref"] != ref
-    assert _creates(engine, stack, "test") == 2
+    assert replaced.outputs["output"] == "test_replace" and replaced.outputs["ref"] != ref
+    assert _creates(engine, stack, "test1") == 2
 
-    rolled = _rolled_back(engine, f"{stack_name}-rb", {"ok": _test_resource(value="x")})
-    reason = [e.status_reason for e in engine.list_events(rolled.id)
-              if (e.resource_name, e.action, e.status) == ("failing", "CREATE", "FAILED")]
-    assert "Test Resource failed failing" in reason[0]
+    rolled = engine.create_stack(f"{stack_name}-rb", _tmpl({"test1": _test_resource(
+        fail=True, value="test_create_rollback")}))
+    _run(engine, rolled.id, "ROLLBACK_COMPLETE")
+    reasons = [e.status_reason for e in engine.list_events(rolled.id)
+               if (e.resource_name, e.action, e.status) == ("test1", "CREATE", "FAILED")]
+    assert "Test Resource failed test1" in reasons[0]
+    _rolled_back(engine, f"{stack_name}-rb2", {"ok": _test_resource(value="x")})
     _deleted(engine, stack)
 
 
