@@ -317,6 +317,13 @@ def test_a_third_party_plugin(widget_engine, stack_name):
     from nestedflow import exceptions
 
     engine = widget_engine
+    # Its translation_rules() need the client plugin: none registered refuses
+    # the template, naming the resource.
+    clients.unregister_client("widgets")
+    with pytest.raises(exceptions.StackValidationFailed,
+                       match=r"resources\.w\.properties: LookupError: no client 'widgets'"):
+        engine.create_stack(stack_name, _widget(flavor="m1.small"))
+    clients.register_client_plugin("widgets", WidgetPlugin)
     # REPLACE: both the deprecated property and its successor given.
     with pytest.raises(exceptions.StackValidationFailed,
                        match="Cannot define the following properties at the same time: "

@@ -17,6 +17,7 @@ the values are checked against the resulting ``props``
 ``validate()`` runs (:meth:`HeatStyleResource.validate_resource`).
 """
 
+import contextlib
 import hashlib
 import inspect
 
@@ -82,6 +83,21 @@ class _ContextView:
         return {} if request is None else request.to_dict()
 
 
+@contextlib.contextmanager
+def _refused_at(path):
+    """Any error of the plugin's while a template is validated refuses the
+    template, naming the resource (Heat's Stack.validate does the same)."""
+    try:
+        yield
+    except exceptions.StackValidationFailed as error:
+        if error.path:
+            raise
+        raise exceptions.StackValidationFailed(error.reason, path=path) from None
+    except Exception as error:
+        raise exceptions.StackValidationFailed(
+            f"{type(error).__name__}: {error}", path=path) from None
+
+
 def _validation_context(name, type_name, stack, raw):
     return base.ActionContext(
         stack_id=stack.id, stack_name=stack.name, resource_id=0, resource_name=name,
@@ -141,8 +157,9 @@ class HeatStyleResource(status.ResourceStatus, base.Resource):
         """Heat's ``reparse`` (translation rules applied) on the template's
         values, then the resulting ``props`` checked."""
         stack = definition.StackView(None, None, None)
-        resource = cls(name, values, _validation_context(name, None, stack, raw=True))
-        return resource.properties.validated(path)
+        with _refused_at(path):
+            resource = cls(name, values, _validation_context(name, None, stack, raw=True))
+            return resource.properties.validated(path)
 
     @classmethod
     def validate_resource(cls, name, properties, stack, path):
@@ -150,16 +167,10 @@ class HeatStyleResource(status.ResourceStatus, base.Resource):
         any error it raises refuses the template."""
         view = definition.StackView(stack.id, stack.name, None, stack.timeout,
                                     stack.resource_names)
-        resource = cls(name, properties, _validation_context(name, None, view, raw=False))
-        resource.stack = view
-        try:
+        with _refused_at(path):
+            resource = cls(name, properties, _validation_context(name, None, view, raw=False))
+            resource.stack = view
             resource.validate()
-        except exceptions.StackValidationFailed as error:
-            if error.path:
-                raise
-            raise exceptions.StackValidationFailed(error.reason, path=path) from None
-        except Exception as error:
-            raise exceptions.StackValidationFailed(str(error), path=path) from None
 
     # -- the nestedflow actions, as Heat's handlers -------------------------
 
