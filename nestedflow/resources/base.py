@@ -17,6 +17,7 @@ import threading
 import typing
 
 from nestedflow import exceptions
+from nestedflow.resources import schema
 
 
 @dataclasses.dataclass
@@ -55,6 +56,18 @@ class ActionContext:
             raise exceptions.OwnershipLost(
                 f"{self.resource_name}: traversal {self.traversal_id} was stopped"
             )
+
+
+@dataclasses.dataclass(frozen=True)
+class StackSummary:
+    """What :meth:`Resource.validate_resource` may know of the stack whose
+    template is being validated (None where it is not known yet)."""
+
+    name: str | None = None
+    id: str | None = None
+    #: The stack's timeout in minutes; None: no timeout.
+    timeout: int | None = None
+    resource_names: frozenset = frozenset()
 
 
 class Resource(abc.ABC):
@@ -196,6 +209,25 @@ class Resource(abc.ABC):
     def stored_data(self):
         """Plugin data to keep with the resource row for later actions."""
         return self.context.data
+
+    @classmethod
+    def checked_properties(cls, name, values, path):
+        """``values`` (resource ``name``'s properties, functions resolved)
+        checked against the type: converted, defaults filled in. Raises
+        StackValidationFailed naming ``path.<key>``. A type whose
+        ``properties_schema`` is None takes any properties unchecked."""
+        if cls.properties_schema is None:
+            return values
+        return schema.validate_properties(cls.properties_schema, values, path)
+
+    @classmethod
+    def validate_resource(cls, name, properties, stack, path):  # noqa: B027 -- optional hook
+        """Optional: the type's own checks of resource ``name`` when its
+        template is validated, after :meth:`checked_properties` (Heat's
+        ``Resource.validate``). ``properties`` may hold
+        :data:`~nestedflow.resources.schema.UNRESOLVED` values; ``stack`` is
+        a :class:`StackSummary`. Raise StackValidationFailed (naming
+        ``path``) to refuse the template."""
 
     @classmethod
     def needs_replace_with_prop_diff(cls, changed, new_properties, old_properties):

@@ -61,7 +61,8 @@ class StackLifecycle:
             self._check_name_is_not_an_id(name)
         depth = 0 if parent is None else parent.depth + 1
         definition = self.load(template, files, environment, parameters, stack_id, name,
-                               depth=depth, root_id=parent.root_id if parent else None)
+                               depth=depth, root_id=parent.root_id if parent else None,
+                               timeout=timeout)
         traversal_id = str(uuid.uuid4())
         dependencies = definition.dependencies()
         stack = self.db.create_stack(
@@ -159,7 +160,8 @@ class StackLifecycle:
             raise exceptions.StackValidationFailed(
                 "a template is needed unless the update is --existing", path="template")
         definition = self.load(template, files, environment, parameters, stack.id, stack.name,
-                               depth=stack.nested_depth, root_id=stack.root_id)
+                               depth=stack.nested_depth, root_id=stack.root_id,
+                               timeout=stack.timeout)
         return stack, definition, files, parameters
 
     def _check_name_is_not_an_id(self, name):
@@ -226,7 +228,7 @@ class StackLifecycle:
     # -- validation -----------------------------------------------------------
 
     def load(self, template, files, environment, parameters, stack_id, name, depth=0,
-             root_id=None):
+             root_id=None, timeout=None):
         """Validate everything before anything is stored."""
         limits.check_parameters_mapping(parameters)
         self._check_size(files)
@@ -244,6 +246,7 @@ class StackLifecycle:
             stack_name=name,
             max_size=CONF.engine.max_template_size,
             depth=depth,
+            timeout=timeout,
         )
         count = len(definition.resources)
         if root_id is not None:
