@@ -14,6 +14,7 @@ from nestedflow import exceptions, states
 from nestedflow.checks.runner import CheckRunner
 from nestedflow.db import models
 from nestedflow.db.resources import run_start
+from nestedflow.db.software_config import SoftwareConfigStore
 from nestedflow.engine import tenancy
 from nestedflow.flows import parking
 from nestedflow.resources import base, external
@@ -232,6 +233,8 @@ class TraversalScope:
             children=ChildStacks(self),
             holder=self.holder,
             request_context=tenancy.restore(self.stack.request_context, current=False),
+            software_configs=SoftwareConfigStore(self.db),
+            project_id=self.stack.project_id,
         )
         plugin = self.runtime.registry.get(row.type)(row.name, properties, context)
         # A delete runs without a definition: the row's data says if adopted.

@@ -13,6 +13,7 @@ missing object as success.
 
 import abc
 import dataclasses
+import hashlib
 import threading
 import typing
 
@@ -48,6 +49,18 @@ class ActionContext:
     #: The oslo.context RequestContext of the stack's latest action (None:
     #: the embedded default), without its tokens; see nestedflow.engine.tenancy.
     request_context: typing.Any = None
+    #: The software-config store (:class:`nestedflow.db.software_config.SoftwareConfigStore`)
+    #: Heat's own config and deployment types keep their configs in; None
+    #: where a plugin is made outside a traversal (previews, snapshots).
+    software_configs: typing.Any = None
+    #: The project the stack belongs to (None: the embedded default's).
+    project_id: str | None = None
+
+    def physical_resource_name(self):
+        """Heat's ``<stack>-<resource>-<short id>``: stable for one resource
+        version, new for its replacement."""
+        digest = hashlib.sha1(f"{self.stack_id}:{self.resource_id}".encode())
+        return f"{self.stack_name}-{self.resource_name}-{digest.hexdigest()[:12]}"
 
     def sleep(self, seconds):
         """Wait, but wake up early and stop when this work is no longer ours."""

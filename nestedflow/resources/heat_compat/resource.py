@@ -18,7 +18,6 @@ the values are checked against the resulting ``props``
 """
 
 import contextlib
-import hashlib
 import inspect
 
 from nestedflow import exceptions
@@ -280,9 +279,7 @@ class HeatStyleResource(status.ResourceStatus, base.Resource):
     def physical_resource_name(self):
         """Heat's ``<stack>-<resource>-<short id>``: stable for one resource
         version, new for its replacement."""
-        context = self._action_context
-        digest = hashlib.sha1(f"{context.stack_id}:{context.resource_id}".encode())
-        return f"{self.stack.name}-{self.name}-{digest.hexdigest()[:12]}"
+        return self._action_context.physical_resource_name()
 
     def get_reference_id(self):
         return str(self.resource_id) if self.resource_id is not None else str(self.name)
