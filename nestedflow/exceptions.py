@@ -43,6 +43,7 @@ The hierarchy::
      +-- SnapshotNotFound               no snapshot of the stack has that id
      +-- SoftwareConfigNotFound         no software config (visible here) has that id
      +-- SoftwareDeploymentNotFound     no software deployment (visible here) has that id
+     +-- SoftwareDeploymentFailed       a deployment's signal reported a failure
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -342,6 +343,16 @@ class SoftwareDeploymentNotFound(NestedflowError):
     def __init__(self, deployment_id):
         self.deployment_id = deployment_id
         super().__init__(f"Deployment with id {deployment_id} not found")
+
+
+class SoftwareDeploymentFailed(NestedflowError):
+    """A software deployment failed: its signal carried a non-zero
+    ``deploy_status_code`` or an error output (Heat's reason, as
+    ``SoftwareDeployment._check_complete`` words it)."""
+
+    def __init__(self, status_reason):
+        self.status_reason = status_reason
+        super().__init__(f"Deployment to server failed: {status_reason}")
 
 
 class ResourceInError(NestedflowError):
