@@ -23,6 +23,8 @@ exist here: those ``deploy_*`` inputs are present with null values.
 """
 
 import copy
+import hashlib
+import json
 import uuid
 
 from nestedflow import exceptions
@@ -183,10 +185,15 @@ class SoftwareDeployment(base.Resource):
         store = self._store()
         name, group, document = self.derived_config_fields(action, source)
         self.context.still_owner()
+        # One derived config per action and document: a re-run finds its
+        # own; a rollback in the same traversal, putting other values back,
+        # makes another (as Heat's rollback updates the deployment again).
+        digest = hashlib.sha256(json.dumps([action, name, group, document], sort_keys=True,
+                                           default=str).encode()).hexdigest()[:16]
         derived = store.create_config(
             name, group, document, self.context.project_id,
             config_id=config_id_for(self.context.create_key,
-                                    f":{action}:{self.context.traversal_id}"))
+                                    f":{self.context.traversal_id}:{digest}"))
         if self._no_signal():
             status, reason = swc.COMPLETE, "Not waiting for outputs signal"
         else:
