@@ -146,6 +146,10 @@ def test_software_deployment_no_signal(engine, stack_name):
     test_build_derived_config_params); input_values update in place (a new
     derived config, the old one deleted: handle_update); server replaces."""
     props = {"signal_transport": "NO_SIGNAL", "input_values": {"foo": "one", "extra": 1}}
+    # The database may hold other tests' stacks (PostgreSQL's and MariaDB's
+    # are per session).
+    configs_before = set(_configs(engine))
+    deployments_before = {d["id"] for d in engine.list_software_deployments()}
     stack = engine.wait(engine.create_stack(stack_name, _deployment_template(props)).id, 60)
     assert stack.stack_status == "CREATE_COMPLETE", stack.status_reason
     deployment, derived = _deployment(engine, stack.id)
@@ -182,12 +186,13 @@ def test_software_deployment_no_signal(engine, stack_name):
     assert deployment["id"] != first_id
     assert deployment["server_id"] == lc.physical_id(engine, stack.id, "other")
     assert lc.resource_events(engine, stack.id)[4:] == lc.REPLACED
-    assert [d["id"] for d in engine.list_software_deployments()] == [deployment["id"]]
+    assert {d["id"] for d in engine.list_software_deployments()} - deployments_before == {
+        deployment["id"]}
 
     stack = engine.wait(engine.delete_stack(stack.id).id, 60)
     assert stack.stack_status == "DELETE_COMPLETE"
-    assert engine.list_software_deployments() == []
-    assert engine.list_software_configs() == []
+    assert {d["id"] for d in engine.list_software_deployments()} == deployments_before
+    assert set(_configs(engine)) == configs_before
 
 
 def _signal_when_waiting(engine, *signals, count=None):
