@@ -19,7 +19,10 @@ TRANSPORTS = ("POLL_SERVER_CFN", "POLL_SERVER_HEAT", "POLL_TEMP_URL", "ZAQAR_MES
 
 
 class DeployedServer(base.Resource):
-    """``OS::Heat::DeployedServer`` (see the module docstring)."""
+    """A server that exists already: nothing is created, its physical id is
+    a new id deployments can name. Attribute ``name`` is the ``name``
+    property or Heat's ``<stack>-<resource>-<id>``; ``os_collect_config`` is
+    empty (nestedflow makes no polling credentials)."""
 
     properties_schema = {
         "name": Property(Types.STRING, "Server name.", update_allowed=True),

@@ -69,7 +69,9 @@ class _MemberGroup(ResourceGroup):
 
 
 class ResourceChain(_MemberGroup):
-    """``OS::Heat::ResourceChain`` (see the module docstring)."""
+    """One member per type in ``resources`` (named ``0``, ``1``...), each with
+    ``resource_properties`` and, unless ``concurrent``, created after the
+    one before it, in a nested stack of its own."""
 
     properties_schema = {
         "resources": Property(Types.LIST, "The list of resource types to create.",
@@ -113,7 +115,9 @@ class ResourceChain(_MemberGroup):
 
 
 class SoftwareDeploymentGroup(_MemberGroup):
-    """``OS::Heat::SoftwareDeploymentGroup`` (see the module docstring)."""
+    """One ``OS::Heat::SoftwareDeployment`` per entry of ``servers`` (name ->
+    server id), named by the entry, in a nested stack of its own; the
+    ``deploy_*s`` attributes (and any output name) map member names to values."""
 
     member_type = "OS::Heat::SoftwareDeployment"
     #: The deployment properties every member gets.
@@ -162,7 +166,8 @@ class SoftwareDeploymentGroup(_MemberGroup):
 
 
 class StructuredDeploymentGroup(SoftwareDeploymentGroup):
-    """``OS::Heat::StructuredDeploymentGroup``: members are StructuredDeployments."""
+    """As ``OS::Heat::SoftwareDeploymentGroup``, with
+    ``OS::Heat::StructuredDeployment`` members."""
 
     member_type = "OS::Heat::StructuredDeployment"
     member_properties = (*SoftwareDeploymentGroup.member_properties, "input_key",

@@ -54,7 +54,10 @@ def config_id_for(create_key, suffix=""):
 
 
 class SoftwareConfig(base.Resource):
-    """``OS::Heat::SoftwareConfig``."""
+    """Heat's stored software config: ``config`` (a script or manifest),
+    ``group`` (the tool), ``inputs``/``outputs`` schemas and ``options``
+    kept in the software-config store under Heat's ``<stack>-<resource>-<id>``
+    name; the physical id is the config's id. Nothing updates in place."""
 
     properties_schema = CONFIG_SCHEMA
     attributes_schema = {"config": Attribute("The config value of the software config.",

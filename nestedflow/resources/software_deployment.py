@@ -81,7 +81,12 @@ _DESCRIPTIONS = {
 
 
 class SoftwareDeployment(base.Resource):
-    """``OS::Heat::SoftwareDeployment`` (see the module docstring)."""
+    """Applies a config to ``server`` (any server id) for the listed
+    ``actions``: a derived config with the input values and Heat's
+    ``deploy_*`` inputs is stored and the deployment points at it;
+    ``NO_SIGNAL`` completes at once, any other transport waits for a signal
+    whose ``deploy_status_code`` (non-zero fails), ``deploy_stdout``,
+    ``deploy_stderr`` and outputs become the attributes."""
 
     properties_schema = DEPLOYMENT_SCHEMA
     attributes_schema = {
