@@ -191,8 +191,48 @@ def test_software_deployment_no_signal(engine, stack_name):
 
     stack = engine.wait(engine.delete_stack(stack.id).id, 60)
     assert stack.stack_status == "DELETE_COMPLETE"
+    assert lc.resource_events(engine, stack.id)[8:] == lc.DELETED
     assert {d["id"] for d in engine.list_software_deployments()} == deployments_before
     assert set(_configs(engine)) == configs_before
+
+    # A create rolled back deletes the deployment and its derived config.
+    for type_name in ("OS::Heat::SoftwareDeployment", "OS::Heat::StructuredDeployment"):
+        rolled, events = lc.rollback(engine, f"{stack_name}-{type_name[10:]}", {
+            "type": type_name, "properties": {"server": "srv",
+                                              "signal_transport": "NO_SIGNAL"}}, {})
+        assert rolled.stack_status == "ROLLBACK_COMPLETE", rolled.status_reason
+        assert events == lc.CREATED + lc.DELETED
+        assert {d["id"] for d in engine.list_software_deployments()} == deployments_before
+        assert set(_configs(engine)) == configs_before
+
+
+def test_actions_run_twice_make_one_deployment(sqlite_engine, stack_name):
+    """Every action may run again after a crash (nestedflow.resources.base):
+    a config's and a deployment's create run twice with one idempotency key
+    store one config, one derived config and one deployment."""
+    from nestedflow.db.software_config import SoftwareConfigStore
+    from nestedflow.resources import base
+    from nestedflow.resources.software_config import SoftwareConfig
+    from nestedflow.resources.software_deployment import SoftwareDeployment
+
+    store = SoftwareConfigStore(sqlite_engine.db)
+
+    def context(resource_id, key):
+        return base.ActionContext(stack_id="s", stack_name=stack_name,
+                                  resource_id=resource_id, resource_name=f"r{resource_id}",
+                                  type_name="t", traversal_id="tr", create_key=key,
+                                  store=None, software_configs=store)
+
+    config_props = {"group": "script", "config": "x", "inputs": None, "outputs": None,
+                    "options": None}
+    first = SoftwareConfig("c", config_props, context(1, "k1")).create()
+    assert SoftwareConfig("c", config_props, context(1, "k1")).create() == first
+    props = {"config": first, "server": "srv", "input_values": {"a": 1}, "name": None,
+             "actions": ["CREATE", "UPDATE"], "signal_transport": "NO_SIGNAL"}
+    made = [SoftwareDeployment("d", props, context(2, "k2")).create() for _ in range(2)]
+    assert made[0] == made[1]
+    assert [d["id"] for d in sqlite_engine.list_software_deployments()] == [made[0]]
+    assert len(sqlite_engine.list_software_configs()) == 2  # the config, one derived
 
 
 def _signal_when_waiting(engine, *signals, count=None):
