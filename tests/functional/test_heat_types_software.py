@@ -379,3 +379,27 @@ def test_deployment_groups(sqlite_engine, stack_name, group_type):
     assert rolled.stack_status == "ROLLBACK_COMPLETE", rolled.status_reason
     assert lc.collapsed(events) == lc.CREATED + lc.DELETED
     assert engine.list_software_deployments() == []
+
+
+def test_configs_and_deployments_belong_to_the_stacks_project(sqlite_engine, stack_name):
+    """As Heat's resources call the config API with the stack's context
+    (heat/db/api.py scopes configs and deployments to their tenant)."""
+    from oslo_context import context as oslo_context
+
+    def ctx(project):
+        return oslo_context.RequestContext(project_id=project, user_id="u", overwrite=False)
+
+    engine = sqlite_engine
+    a = ctx("proj-a")
+    props = {"signal_transport": "NO_SIGNAL"}
+    stack = engine.create_stack(stack_name, _deployment_template(props), context=a)
+    stack = engine.wait(stack.id, timeout=60, context=a)
+    assert stack.stack_status == "CREATE_COMPLETE", stack.status_reason
+    deployment_id = lc.physical_id(engine, stack.id)
+    config_id = lc.physical_id(engine, stack.id, "config")
+    assert engine.show_software_deployment(deployment_id, context=a)["id"] == deployment_id
+    assert engine.show_software_config(config_id, context=a)["id"] == config_id
+    with pytest.raises(exceptions.SoftwareDeploymentNotFound):
+        engine.show_software_deployment(deployment_id, context=ctx("proj-b"))
+    with pytest.raises(exceptions.SoftwareConfigNotFound):
+        engine.show_software_config(config_id, context=ctx("proj-b"))
