@@ -37,13 +37,17 @@ The hierarchy::
      +-- EntityNotFound                 a Heat-style plugin's object is gone
      +-- NotFound                       Heat's: something a Heat-style plugin reads is gone
      +-- Invalid                        Heat's: data a Heat-style plugin got is not valid
-     +-- ResourceActionNotSupported     Heat's: the plugin does not do this action
+     +-- ResourceActionNotSupported     Heat's: the type does not do this action
+                                        (e.g. a signal to a type that takes none)
      +-- UnsupportedDependency          TaskFlow or SQLAlchemy lacks a name nestedflow uses
      +-- AdoptFailed                    a resource could not take its object over
      +-- SnapshotNotFound               no snapshot of the stack has that id
      +-- SoftwareConfigNotFound         no software config (visible here) has that id
      +-- SoftwareDeploymentNotFound     no software deployment (visible here) has that id
      +-- SoftwareDeploymentFailed       a deployment's signal reported a failure
+     +-- InvalidBreakPointHook          an unknown hook, or one not set on the resource
+     +-- WaitConditionFailure           a wait condition got a FAILURE signal
+     +-- WaitConditionTimeout           a wait condition's timeout passed first
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -389,14 +393,6 @@ class Invalid(NestedflowError):
         super().__init__(f"Data supplied was not valid: {reason}")
 
 
-class ResourceActionNotSupported(NestedflowError):
-    """Heat's: a Heat-style plugin does not do ``action``."""
-
-    def __init__(self, action="unknown"):
-        self.action = action
-        super().__init__(f"{action} is not supported for resource.")
-
-
 class PropertyUnspecifiedError(StackValidationFailed):
     """Heat's ``PropertyUnspecifiedError(*names)``: one of them is needed."""
 
@@ -437,3 +433,47 @@ class DatabaseUnavailable(NestedflowError):
     """The state database cannot be used: a malformed URL, a server that does
     not answer, a missing database or SQLite directory. The message names
     which, in one line."""
+
+
+class ResourceActionNotSupported(NestedflowError):
+    """Heat's ResourceActionNotSupported (heat-api answers 400): the
+    resource's type cannot do ``action``, e.g. a signal to a type that has
+    no ``handle_signal`` (heat/engine/resource.py Resource._handle_signal)."""
+
+    def __init__(self, action="unknown", resource_name=None, type_name=None):
+        self.action = action
+        self.resource_name = resource_name
+        self.type_name = type_name
+        where = f" {resource_name} ({type_name})" if resource_name else ""
+        super().__init__(f"{action} is not supported for resource{where}.")
+
+
+class InvalidBreakPointHook(NestedflowError):
+    """Heat's InvalidBreakPointHook (heat-api answers 400): an unknown hook
+    type, or a hook that is not pending on the resource signalled."""
+
+    def __init__(self, message):
+        self.message = message
+        super().__init__(message)
+
+
+class WaitConditionFailure(NestedflowError):
+    """A wait condition's handle got a FAILURE signal; the message is the
+    failures' reasons joined by ``;`` (heat/engine/resources/wait_condition.py)."""
+
+    def __init__(self, reasons):
+        self.reasons = list(reasons)
+        super().__init__(";".join(self.reasons))
+
+
+class WaitConditionTimeout(NestedflowError):
+    """A wait condition's timeout passed before ``count`` successes arrived:
+    ``"1 of 2 received - <reasons>"`` as Heat's WaitConditionTimeout."""
+
+    def __init__(self, received_reasons, count):
+        self.reasons = list(received_reasons)
+        self.count = count
+        message = f"{len(self.reasons)} of {count} received"
+        if self.reasons:
+            message += " - " + ";".join(self.reasons)
+        super().__init__(message)

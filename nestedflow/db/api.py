@@ -18,6 +18,7 @@ from nestedflow.db.drivers import SQLITE_BUSY_TIMEOUT
 from nestedflow.db.events import EventStore
 from nestedflow.db.heartbeats import HeartbeatStore
 from nestedflow.db.resources import ResourceStore
+from nestedflow.db.signals import SignalStore
 from nestedflow.db.stacks import StackStore
 from nestedflow.db.templates import TEMPLATE_CACHE_SIZE, TemplateCache
 
@@ -28,7 +29,7 @@ class _Ctx:
     """enginefacade attaches its transaction state to a context object."""
 
 
-class Database(StackStore, ResourceStore, EventStore, HeartbeatStore):
+class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStore):
     """One state database (any SQLAlchemy URL oslo.db supports).
 
     A facade over one module per concern: :mod:`.stacks` (stacks, templates,
@@ -134,4 +135,4 @@ retrying.retry_methods(Database, (
     "list_all_resources", "get_resource", "try_lock_resource", "write_free_resource",
     "lock_resource", "release_lock", "update_resource", "add_replacement",
     "swap_current", "set_edges", "add_event", "list_events", "beat", "engine_alive",
-    "orphaned_stacks", "unposted_stacks"))
+    "orphaned_stacks", "unposted_stacks", "list_signals", "reach_hook", "hook_pending"))

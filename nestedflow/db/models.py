@@ -234,6 +234,52 @@ class TraversalRequest(Base):
     stack_id = sa.Column(sa.String(36), nullable=False)
     request_id = sa.Column(sa.String(64), nullable=False)
 
+class ResourceSignal(Base):
+    """One signal a resource accepted (``Engine.signal_resource``), kept for
+    the action that waits for it: a wait condition reads its handle's.
+    Bound to the resource row (one version of the resource): a replaced
+    handle starts with none, as Heat's UpdateWaitConditionHandle. The
+    unique ``signal_key`` makes a signal sent twice (a retried call) count
+    once."""
+
+    __tablename__ = "resource_signals"
+    __table_args__ = (
+        sa.UniqueConstraint("resource_id", "signal_key", name="uq_resource_signals_key"),
+        sa.Index("ix_resource_signals_stack_id", "stack_id"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    resource_id = sa.Column(sa.Integer, nullable=False)
+    resource_name = sa.Column(sa.String(255), nullable=False)
+    signal_key = sa.Column(sa.String(255), nullable=False)
+    details = sa.Column(Json)
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+
+
+class ResourceHook(Base):
+    """A breakpoint (Heat's hook) a resource action reached: the action
+    waits until ``cleared_at`` is set by a signal ``{"unset_hook": hook}``.
+    One per resource row, hook and traversal, so a re-run of the action
+    after a crash finds it (cleared or not) instead of pausing anew."""
+
+    __tablename__ = "resource_hooks"
+    __table_args__ = (
+        sa.UniqueConstraint("resource_id", "hook", "traversal_id",
+                            name="uq_resource_hooks_reached"),
+        sa.Index("ix_resource_hooks_stack_id", "stack_id"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    resource_id = sa.Column(sa.Integer, nullable=False)
+    resource_name = sa.Column(sa.String(255), nullable=False)
+    hook = sa.Column(sa.String(16), nullable=False)
+    traversal_id = sa.Column(sa.String(36), nullable=False)
+    created_at = sa.Column(Timestamp, nullable=False, default=utcnow)
+    cleared_at = sa.Column(Timestamp)
+
+
 class EngineHeartbeat(Base):
     """A live embedded engine (as Heat's ``service`` table): the runs it
     owns are named ``<id>@<random>``, so a stack left IN_PROGRESS by an

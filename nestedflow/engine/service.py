@@ -439,6 +439,16 @@ class Engine(SoftwareConfigMethods):
         health.mark_resource_unhealthy(self.db, self.stacks, self._visible(stack_id, context),
                                        resource_name, mark_unhealthy, resource_status_reason)
 
+    def signal_resource(self, stack_id, resource_name, details=None, context=None):
+        """Signal a resource (Heat's ``resource_signal``): ``details`` go to
+        its type's ``handle_signal`` (a wait condition handle, a scaling
+        policy); ``{"unset_hook": "pre-create"}`` clears a breakpoint its
+        action is paused at. See :mod:`nestedflow.engine.signals`."""
+        from nestedflow.engine import signals
+
+        signals.signal_resource(self, self._visible(stack_id, context), resource_name,
+                                details, context)
+
     def count_stacks(self, show_nested=False, context=None):
         """How many stacks list_stacks() would return (RPC API 1.1)."""
         return len(self.list_stacks(show_nested, context=context))

@@ -7,6 +7,7 @@ be re-run after a crash or run by a conductor that was paused while another
 took over.
 """
 
+import contextlib
 import datetime
 import logging
 
@@ -16,9 +17,10 @@ from nestedflow.db import models
 from nestedflow.db.resources import run_start
 from nestedflow.db.software_config import SoftwareConfigStore
 from nestedflow.engine import tenancy
-from nestedflow.flows import parking
+from nestedflow.flows import hooks, parking, workers
 from nestedflow.resources import base, external
 from nestedflow.stacks.children import ChildStacks
+from nestedflow.stacks.signals import SignalBox
 
 LOG = logging.getLogger(__name__)
 
@@ -213,6 +215,15 @@ class TraversalScope:
                 self.mark_held(row.id, True)
                 return row
 
+    @contextlib.contextmanager
+    def waiting(self):
+        """While a task only waits (for signals): its worker and its job
+        slot serve others, as while it waits for a child stack."""
+        slots = self.runtime.slots
+        with (slots.waiting(self.traversal_id) if slots is not None
+              else contextlib.nullcontext()), workers.waiting():
+            yield
+
     # -- acting -------------------------------------------------------------
 
     def plugin(self, row, properties):
@@ -236,6 +247,9 @@ class TraversalScope:
             software_configs=SoftwareConfigStore(self.db),
             project_id=self.stack.project_id,
         )
+        context.signals = SignalBox(self.db, self.runtime.events, row.stack_id, row,
+                                    stop_event=context.stop_event,
+                                    still_owner=self.check_owner, waiting=self.waiting)
         plugin = self.runtime.registry.get(row.type)(row.name, properties, context)
         # A delete runs without a definition: the row's data says if adopted.
         definition = self.definition
@@ -254,9 +268,11 @@ class TraversalScope:
             plugin_cls = self.runtime.registry.get(row.type)
         except exceptions.NestedflowError:
             return False  # an unknown type fails where failures are recorded
-        # Checks may take long and touch the network: never inside the lock.
+        # Checks may take long and touch the network, a hook waits for a
+        # signal: never inside the lock.
         return not plugin_cls.side_effects and not (
-            self.definition is not None and self.checks.guards(row.name, plugin_cls))
+            self.definition is not None and self.checks.guards(row.name, plugin_cls)) and (
+            not hooks.has_hooks(self, row.name))
 
     def set_state(self, row, action, status, reason="", release=False, **values):
         return self.write(row, event=self.runtime.engine_id, release=release, action=action,

@@ -4,7 +4,8 @@ A parent resource waiting for its nested stack blocks on a notification,
 not a database poll loop: every process listens on one topic with its own
 listener pool (so each process gets every notification), and wakes the
 local waiters of the stack that changed -- a child that settled, or a
-parent whose traversal was superseded or cancelled. A slow database check
+parent whose traversal was superseded or cancelled -- or of the resource
+that was signalled (a wait condition's handle, a paused hook). A slow database check
 remains as a safety net for a lost notification.
 """
 
@@ -76,6 +77,12 @@ class StackEvents:
                 LOG.exception("could not publish the state of stack %s", stack_id)
         self._wake(stack_id)
 
+    def signalled(self, stack_id, resource_name):
+        """Announce a signal to (or a hook cleared on) a resource: the
+        actions waiting for it (:meth:`wait` on :func:`signal_key`) wake,
+        in whichever process they run."""
+        self.changed(signal_key(stack_id, resource_name), "SIGNAL", "COMPLETE")
+
     def _wake(self, stack_id, sent_at=None):
         with self._lock:
             events = list(self._waiters.get(stack_id, ()))
@@ -134,6 +141,11 @@ class StackEvents:
             listener.stop()
             listener.wait()
         self._transport.cleanup()
+
+
+def signal_key(stack_id, resource_name):
+    """What waiters for signals to one resource wait on (a stack id's place)."""
+    return f"{stack_id}/signal/{resource_name}"
 
 
 class _Endpoint:

@@ -55,6 +55,10 @@ class ActionContext:
     software_configs: typing.Any = None
     #: The project the stack belongs to (None: the embedded default's).
     project_id: str | None = None
+    #: The signals of this resource and its stack
+    #: (:class:`nestedflow.stacks.signals.SignalBox`): what :meth:`Resource.
+    #: handle_signal` keeps, and what an action waiting for signals reads.
+    signals: typing.Any = None
 
     def physical_resource_name(self):
         """Heat's ``<stack>-<resource>-<short id>``: stable for one resource
@@ -210,6 +214,18 @@ class Resource(abc.ABC):
     # ``deletion_policy: Snapshot`` -- keep a snapshot of the object where it
     # lives (a backup), then delete it. Only a type that defines it takes
     # that policy (Heat's Resource.validate_deletion_policy).
+
+    # ``handle_signal(self, details)``, optional (Heat's hook of the same
+    # name): the type takes signals (``Engine.signal_resource``; a type
+    # without it refuses them with ResourceActionNotSupported, as Heat's
+    # Resource._handle_signal). Called in the process that received the
+    # signal, with ``self.properties`` and ``self.context.data`` as the
+    # resource's last action left them; it validates ``details`` (raise to
+    # refuse the signal: the caller gets the error), keeps what an action
+    # must see with ``self.context.signals.keep(details, key)`` -- an action
+    # waiting on ``self.context.signals.wait`` is woken -- and returns the
+    # reason of the SIGNAL event (Heat's "Signal: <reason>"), or None.
+    # It must be idempotent for one key: a signal may be delivered twice.
 
     def get_attribute(self, name):
         """Value of attribute ``name`` after the last action (None if unknown)."""

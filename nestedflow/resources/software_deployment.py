@@ -28,6 +28,7 @@ import json
 import uuid
 
 from nestedflow import exceptions
+from nestedflow.conf import CONF
 from nestedflow.db.software_config import ALL_PROJECTS
 from nestedflow.engine import software_config as swc
 from nestedflow.engine import software_config_io as swc_io
@@ -99,6 +100,9 @@ class SoftwareDeployment(base.Resource):
     }
     #: Any output the config declares is an attribute too.
     dynamic_attributes = True
+    #: Heat's: a deployment takes signals in every action (its DELETE,
+    #: SUSPEND and RESUME may deploy and wait too).
+    no_signal_actions = ()
 
     # -- the store ----------------------------------------------------------
 
@@ -227,11 +231,24 @@ class SoftwareDeployment(base.Resource):
         return True
 
     def _wait(self, deployment_id):
-        """Heat's ``_check_complete``, polled until the deployment settles."""
+        """Heat's ``_check_complete``, until the deployment settles: woken
+        by a signal to this resource (``Engine.signal_resource``), and read
+        again every ``[heat_compat] max_poll_interval`` seconds for a signal
+        that reached the store another way (``signal_software_deployment``,
+        heat-api's deployment update)."""
         store = self._store()
+        signals = self.context.signals
+
+        def settled():
+            return self._settled(store, deployment_id)
+
         try:
-            polling.poll_until(self.context, lambda: self._settled(store, deployment_id),
-                               self.name)
+            if signals is None:
+                polling.poll_until(self.context, settled, self.name)
+            else:
+                while not signals.wait(self.name, settled,
+                                       timeout=CONF.heat_compat.max_poll_interval):
+                    pass
         except exceptions.OwnershipLost:
             # Heat's _handle_cancel: a deployment left waiting is failed.
             row, _ = store.get_deployment(deployment_id)
@@ -305,9 +322,16 @@ class SoftwareDeployment(base.Resource):
         self.handle_action("RESUME")
 
     def handle_signal(self, details):
-        """Heat's ``handle_signal``: record the signal on the deployment;
-        returns the event reason (None when it was not waiting)."""
-        return swc.record_signal(self._store(), self.deployment_id(), details)
+        """Heat's ``handle_signal`` (``Engine.signal_resource``): the signal's
+        outputs and ``deploy_*`` values recorded on the deployment, which
+        the waiting action then finds settled; returns the event reason
+        (None when the deployment was not waiting). A signal delivered
+        twice finds it settled and changes nothing."""
+        if details is not None and not isinstance(details, dict):
+            raise ValueError("a deployment's signal is a map of its outputs and "
+                             "deploy_stdout, deploy_stderr, deploy_status_code")
+        return swc.record_signal(self._store(), self.deployment_id(), details,
+                                 project=self._project())
 
     def get_attribute(self, name):
         """The deployment's output values (Heat's ``get_attribute``)."""

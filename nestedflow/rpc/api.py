@@ -54,7 +54,8 @@ server accepts every call of its major version up to its minor)::
          show_software_deployment, delete_software_deployment(deployment_id),
          list_software_deployments(server_id),
          metadata_software_deployments(server_id),
-         signal_software_deployment(deployment_id, details, updated_at)
+         signal_software_deployment(deployment_id, details, updated_at);
+         signal_resource(stack_id, resource_name, details)
 
 Actions (create, update, delete, suspend, resume, check, cancel) return
 once the traversal is stored, with the stack IN_PROGRESS -- as Heat's
@@ -112,6 +113,7 @@ METHODS = {
     "delete_software_deployment": "1.5",
     "metadata_software_deployments": "1.5",
     "signal_software_deployment": "1.5",
+    "signal_resource": "1.5",
 }
 
 #: Arguments added to a method after the version that introduced it: the

@@ -295,6 +295,10 @@ class EngineClient:
                                    context=None):
         pass
 
+    @_remote
+    def signal_resource(self, stack_id, resource_name, details=None, context=None):
+        pass
+
     def close(self):
         self._transport.cleanup()
 

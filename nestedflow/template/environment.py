@@ -34,9 +34,14 @@ SECTIONS = (
 #: (nestedflow.checks.spec) adds checks to a template without editing it.
 EXTRA_SECTIONS = (CHECKS,) = ("checks",)
 MERGE_STRATEGIES = (OVERWRITE, MERGE, DEEP_MERGE) = ("overwrite", "merge", "deep_merge")
-#: Registry keys Heat uses for breakpoints and update restrictions; nestedflow
-#: has neither, and ignoring them would run what the user asked to hold.
-_UNSUPPORTED_REGISTRY_KEYS = ("hooks", "restricted_actions")
+#: Registry key Heat uses for update restrictions; nestedflow has none, and
+#: ignoring it would change what the user asked to keep.
+_UNSUPPORTED_REGISTRY_KEYS = ("restricted_actions",)
+#: Heat's breakpoints (heat/engine/environment.py HOOK_TYPES), set per
+#: resource under ``resource_registry: resources: <name>: hooks:``.
+HOOKS = "hooks"
+HOOK_TYPES = ("pre-create", "pre-update", "pre-delete",
+              "post-create", "post-update", "post-delete")
 _TEMPLATE_SUFFIXES = (".yaml", ".yml", ".template")
 
 
@@ -90,6 +95,9 @@ def _check_registry(registry, path):
                 f"must be a resource type or name, not {type(key).__name__}", path=here)
         if key in _UNSUPPORTED_REGISTRY_KEYS:
             raise StackValidationFailed(f"{key} are not supported", path=here)
+        if key == HOOKS and path.count(".resources"):
+            _check_hooks(value, here)
+            continue
         if value is None or (isinstance(value, str) and value):
             continue
         if isinstance(value, Mapping) and (key == "resources" or path.count(".resources")):
@@ -97,6 +105,29 @@ def _check_registry(registry, path):
             continue
         raise StackValidationFailed(
             "must be a resource type, a template file name or null", path=here)
+
+
+def _check_hooks(value, path):
+    # Heat's is_hook_definition: one hook type or a list of them.
+    hooks = [value] if isinstance(value, str) else value
+    if not isinstance(hooks, list) or not hooks or not all(h in HOOK_TYPES for h in hooks):
+        raise StackValidationFailed(
+            f'Invalid hook type "{value}" for resource breakpoint, acceptable hook types '
+            f"are: {HOOK_TYPES}", path=path)
+
+
+def matches_hook(registry, resource_name, hook):
+    """Does the registry set ``hook`` on ``resource_name`` (Heat's
+    ResourceRegistry.matches_hook: any ``resources`` entry whose name
+    pattern matches, ``*`` wildcards included)? A nested stack's registry
+    holds the entries narrowed to it (:func:`child_environment`)."""
+    for pattern, entry in ((registry or {}).get("resources") or {}).items():
+        if isinstance(entry, Mapping) and HOOKS in entry and fnmatch.fnmatchcase(
+                resource_name, pattern):
+            hooks = entry[HOOKS]
+            if hook == hooks or (isinstance(hooks, list) and hook in hooks):
+                return True
+    return False
 
 
 def normalise(environment, param_types=None):

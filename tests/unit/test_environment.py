@@ -38,10 +38,26 @@ class TestParse:
         assert err.path == "environment.event_sinks"
         assert "event sinks are not supported" in str(err)
 
-    def test_hooks_refused_clearly(self):
+    def test_invalid_hook_refused_clearly(self):
+        """heat/engine/environment.py is_hook_definition: only Heat's hook types."""
         err = _fails(env.parse, {"resource_registry": {"resources": {"web": {
-            "hooks": "pre-create"}}}})
+            "hooks": "pre-lunch"}}}})
         assert err.path == "environment.resource_registry.resources.web.hooks"
+        assert 'Invalid hook type "pre-lunch"' in str(err)
+
+    def test_hooks_match_as_heats(self):
+        """heat/tests/test_environment.py HooksTest: exact names, wildcards,
+        a string or a list of hooks, nested entries narrowed to the child."""
+        parsed = env.parse({"resource_registry": {"resources": {
+            "web": {"hooks": "pre-create"}, "db_*": {"hooks": ["pre-update", "pre-delete"]},
+            "group": {"member": {"hooks": "pre-create"}}}}})
+        registry = parsed["resource_registry"]
+        assert env.matches_hook(registry, "web", "pre-create")
+        assert not env.matches_hook(registry, "web", "pre-update")
+        assert env.matches_hook(registry, "db_main", "pre-delete")
+        assert not env.matches_hook(registry, "member", "pre-create")
+        child = env.child_environment(parsed, "group")["resource_registry"]
+        assert env.matches_hook(child, "member", "pre-create")
 
     def test_unknown_merge_strategy(self):
         err = _fails(env.parse, {"parameter_merge_strategies": {"a": "sum"}})

@@ -62,6 +62,7 @@ ENGINE_SIGNATURES = {
     "metadata_software_deployments": "(self, server_id, context=None)",
     "signal_software_deployment": "(self, deployment_id, details, updated_at=None, "
     "context=None)",
+    "signal_resource": "(self, stack_id, resource_name, details=None, context=None)",
 }
 
 

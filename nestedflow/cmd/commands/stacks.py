@@ -3,7 +3,8 @@
 import dataclasses
 
 from nestedflow import states
-from nestedflow.cmd.commands import bases, columns, previews, tables, templates, waiting
+from nestedflow.cmd.commands import (bases, columns, previews, signals, tables, templates,
+                                     waiting)
 
 #: ``stack show`` fields, in heatclient's order where it has them.
 STACK_FIELDS = ("id", "name", "action", "status", "status_reason", "parent_id",
@@ -136,6 +137,7 @@ class CreateStack(StackCommand):
             help="leave a failed create as CREATE_FAILED (the default, as heatclient's)")
         parser.set_defaults(disable_rollback=True)
         add_tags_argument(parser)
+        signals.add_hook_arguments(parser, "pre-create")
         previews.add_dry_run(parser)
         return parser
 
@@ -182,6 +184,7 @@ class UpdateStack(StackCommand):
         parser.add_argument("--timeout", type=templates.positive_int, metavar="<timeout>",
                             help="stack update timeout in minutes (from this update on)")
         add_tags_argument(parser)
+        signals.add_hook_arguments(parser, "pre-update")
         previews.add_dry_run(parser, update=True)
         return parser
 

@@ -111,6 +111,13 @@ def template_kwargs(parsed_args):
             files.update(env_files)
     except template_files.FilesError as exc:
         raise CommandError(str(exc)) from None
+    from nestedflow.cmd.commands import signals
+
+    hooks = signals.hooks_environment(parsed_args)
+    if hooks is not None:
+        # Breakpoints asked for on the command line override the files'.
+        kwargs["environment"] = template_files.deep_update(
+            kwargs.get("environment") or {}, hooks)
     if files:
         kwargs["files"] = files
     return kwargs

@@ -5,7 +5,7 @@ import inspect
 import logging
 
 from nestedflow import exceptions, states
-from nestedflow.flows import taskflow_compat
+from nestedflow.flows import hooks, taskflow_compat
 from nestedflow.stacks.definition import ANY_ATTRIBUTE
 from nestedflow.template.functions import select_path
 
@@ -229,6 +229,9 @@ class ResourceTask(ScopedTask):
     def created(self, row, properties, undo=None):
         """Create the object of ``row`` as :meth:`creating` left it; returns
         the write that records it CREATE_COMPLETE."""
+        # Heat pauses at pre-create only in a stack create (Resource.create).
+        if self.scope.action == states.CREATE:
+            hooks.break_if_required(self.scope, row, states.CREATE, "pre-create")
         plugin = self.scope.plugin(row, properties)
         self.scope.checks.before(plugin, states.CREATE)
         # Adopting (Engine.create_stack(adopt_stack_data=...)): take over

@@ -2,6 +2,7 @@
 
 from nestedflow import exceptions, states
 from nestedflow.db import models
+from nestedflow.flows import hooks
 from nestedflow.flows.tasks.base import (
     SYMBOL,
     UNDO,
@@ -152,6 +153,7 @@ class ConvergeResource(ResourceTask):
         old = row.properties_data or {}
         plugin = scope.plugin(row, old)
         try:
+            hooks.break_if_required(scope, row, states.UPDATE, "pre-update")
             scope.checks.before(plugin, states.UPDATE)
             new_id = plugin.update(properties, old)
         except exceptions.UpdateReplace:
@@ -207,6 +209,11 @@ class ConvergeResource(ResourceTask):
     def _replace(self, row, properties, inputs):
         """Create a replacement first; the original is deleted in cleanup."""
         scope = self.scope
+        # Heat's Resource.update pauses before it decides to replace.
+        try:
+            hooks.break_if_required(scope, row, states.UPDATE, "pre-update")
+        except Exception as error:
+            raise self.fail(row, states.UPDATE, error) from error
         requires = [value["row"] for value in inputs_by_name(inputs).values()
                     if isinstance(value, dict) and value.get("row")]
         # Inserted CREATE_IN_PROGRESS: its create's start costs no commit.

@@ -2,6 +2,7 @@
 of old versions and of resources its template dropped."""
 
 from nestedflow import exceptions, states
+from nestedflow.flows import hooks
 from nestedflow.flows.tasks.base import CLEANED, ResourceTask, in_lock, is_gone
 
 #: The write that marks a row DELETE_IN_PROGRESS (see :func:`delete_resource`).
@@ -38,6 +39,8 @@ def delete_resource(scope, row, honour_retain=True, retire=False, started=False)
 def deleted(scope, row, honour_retain=True, retire=False):
     """Delete the object of ``row`` as :data:`DELETING` left it; returns the
     write that records it DELETE_COMPLETE (see :func:`delete_resource`)."""
+    if scope.action == states.DELETE:
+        hooks.break_if_required(scope, row, states.DELETE, "pre-delete")
     if not (honour_retain and row.deletion_policy == "Retain"):
         plugin = scope.plugin(row, row.properties_data or {})
         # Heat: Snapshot keeps a snapshot (a backup) first, where the type can.
