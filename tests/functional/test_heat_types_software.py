@@ -4,6 +4,7 @@ and states (each test names the Heat code it follows)."""
 
 import email
 import threading
+import time
 
 import pytest
 import yaml
@@ -403,3 +404,62 @@ def test_configs_and_deployments_belong_to_the_stacks_project(sqlite_engine, sta
         engine.show_software_deployment(deployment_id, context=ctx("proj-b"))
     with pytest.raises(exceptions.SoftwareConfigNotFound):
         engine.show_software_config(config_id, context=ctx("proj-b"))
+
+
+def test_deployment_signalled_through_signal_resource(sqlite_engine, stack_name):
+    """The server's agent signalling through the resource (heat-api's
+    resource signal; Engine.signal_resource): SoftwareDeployment.handle_signal
+    calls signal_software_deployment and returns its reason, recorded as a
+    SIGNAL event "Signal: deployment <id> succeeded" (Resource._handle_signal);
+    the waiting create completes with the signal's values as attributes. A
+    second signal finds it settled; a non-zero status code fails an update
+    with Heat's reason."""
+    engine = sqlite_engine
+    props = {"signal_transport": "HEAT_SIGNAL"}
+    stack = engine.create_stack(stack_name, _deployment_template(props))
+
+    def waiting():
+        rows = [r for r in engine.list_resources(stack.id) if r.name == "r"]
+        return [d for d in engine.list_software_deployments()
+                if d["status"] == "IN_PROGRESS"] if rows and rows[0].status == \
+            "IN_PROGRESS" else []
+
+    deployment = _until(waiting)[0]
+    engine.signal_resource(stack.id, "r", {"deploy_stdout": "done", "deploy_status_code": 0,
+                                           "result": "ok"})
+    stack = engine.wait(stack.id, timeout=60)
+    assert stack.stack_status == "CREATE_COMPLETE", stack.status_reason
+    assert stack.outputs == {"stdout": "done", "result": "ok"}
+    assert f"Signal: deployment {deployment['id']} succeeded" in [
+        e.status_reason for e in engine.list_events(stack.id) if e.resource_name == "r"]
+    assert lc.physical_id(engine, stack.id) == deployment["id"]
+    engine.signal_resource(stack.id, "r", {"deploy_status_code": 1})  # settled: no change
+    assert engine.show_software_deployment(deployment["id"])["status"] == "COMPLETE"
+    with pytest.raises(exceptions.ResourceFailure, match="a map of its outputs"):
+        engine.signal_resource(stack.id, "r", "not a map")
+
+    update = engine.update_stack(stack.id, _deployment_template(
+        dict(props, input_values={"foo": "two"})))
+    _until(lambda: engine.show_software_deployment(deployment["id"])["status"]
+           == "IN_PROGRESS")
+    engine.signal_resource(stack.id, "r", {"deploy_status_code": 3})
+    _until(lambda: engine.show_software_deployment(deployment["id"])["action"] == "UPDATE"
+           and engine.show_software_deployment(deployment["id"])["status"] == "IN_PROGRESS"
+           and engine.get_stack(stack.id).action == "ROLLBACK")
+    # The rollback deploys the previous values again and waits for the agent.
+    engine.signal_resource(stack.id, "r", {"deploy_status_code": 0})
+    stack = engine.wait(update.id, timeout=60)
+    assert stack.stack_status == "ROLLBACK_COMPLETE", stack.status_reason
+    assert ("Deployment to server failed: deploy_status_code : Deployment exited with "
+            "non-zero status code: 3") in " ".join(
+        e.status_reason for e in engine.list_events(stack.id) if e.resource_name == "r")
+
+
+def _until(predicate, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
