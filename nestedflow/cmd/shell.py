@@ -299,6 +299,9 @@ class NestedflowApp(cliff_app.App):
             self._reader = make_reader(self.db_url)
             if self._reader is not None:
                 LOG.info("reading stacks from %s", _display_url(self._reader))
+                if self.options.config_files or os.path.isfile(DEFAULT_CONFIG_FILE):
+                    # Read anyway when a file is there (db_url): its hidden tags count.
+                    self._reader.hidden_tags = tuple(self.conf.engine.hidden_stack_tags)
         return self.engine if self._reader is None else self._reader
 
     def find_stack(self, name_or_id):

@@ -101,14 +101,16 @@ class StackLifecycle:
 
     def update(self, stack_id, template, parameters=None, files=None, environment=None,
                existing=False, disable_rollback=None, context=None, reason=None,
-               timeout=None):
+               timeout=None, clear_parameters=()):
         """Converge the stack to a new template; supersedes a traversal in progress.
 
         ``existing=True`` is Heat's PATCH: the stored template, parameters,
-        files and environment are kept where not given.
+        files and environment are kept where not given, but for the
+        parameters named in ``clear_parameters``, which go back to their
+        defaults.
         """
         stack, definition, files, parameters = self.prepare_update(
-            stack_id, template, parameters, files, environment, existing)
+            stack_id, template, parameters, files, environment, existing, clear_parameters)
         dependencies = definition.dependencies()
         _check_timeout(timeout)
         values = {"status_reason": reason or "Stack UPDATE started"}
@@ -140,7 +142,7 @@ class StackLifecycle:
         return stack.id
 
     def prepare_update(self, stack_id, template, parameters=None, files=None,
-                       environment=None, existing=False):
+                       environment=None, existing=False, clear_parameters=()):
         """What an update would converge to, validated; stores nothing.
 
         Returns (stack row, new definition, files, parameters) -- shared by
@@ -153,7 +155,11 @@ class StackLifecycle:
         if existing:
             stored = self.db.get_template(stack.raw_template_id)
             template = stored.template if template is None else template
-            parameters = {**stored.parameters, **(parameters or {})}
+            # heat/engine/service.py _prepare_stack_updates: the stored
+            # parameters but the cleared ones, then the new ones.
+            cleared = set(clear_parameters or ())
+            retained = {k: v for k, v in stored.parameters.items() if k not in cleared}
+            parameters = {**retained, **(parameters or {})}
             files = {**stored.files, **(files or {})}
             environment = _merge_environment(stored.environment, environment)
         elif template is None:

@@ -113,3 +113,57 @@ def test_orchestration_build_info(nf):
                     "engine": {"revision": version("nestedflow")}}
     table = nf("orchestration", "build", "info")
     assert '"revision": ' in table
+
+
+PARAMS = """\
+heat_template_version: 2018-08-31
+parameters:
+  label: {type: string, default: plain}
+  size: {type: string, default: "1"}
+resources:
+  a:
+    type: OS::Heat::TestResource
+    properties: {value: {list_join: ['-', [{get_param: label}, {get_param: size}]]}}
+outputs:
+  value: {value: {get_attr: [a, output]}}
+"""
+
+
+def test_update_clear_parameter_restores_the_default(nf, tmp_path):
+    """heatclient's ``stack update --existing --clear-parameter`` (Heat's
+    PATCH clear_parameters, heat/engine/service.py _prepare_stack_updates:
+    the stored parameters but the cleared ones, then the new ones)."""
+    (tmp_path / "p.yaml").write_text(PARAMS)
+    nf("stack", "create", "p", "-t", "p.yaml", "-P", "label=first", "-P", "size=5", "--wait")
+    value = nf("stack", "output", "show", "p", "value", "-f", "value", "-c", "output_value")
+    assert value == "first-5\n"
+    nf("stack", "update", "p", "--existing", "--clear-parameter", "label", "--wait")
+    value = nf("stack", "output", "show", "p", "value", "-f", "value", "-c", "output_value")
+    assert value == "plain-5\n"
+    nf("stack", "update", "p", "--existing", "--clear-parameter", "size", "-P", "label=x",
+       "--wait")
+    value = nf("stack", "output", "show", "p", "value", "-f", "value", "-c", "output_value")
+    assert value == "x-1\n"
+
+
+def test_list_deleted_hidden_and_all_projects(nf, tmp_path):
+    """heatclient's ``stack list --deleted --hidden --all-projects``; hidden
+    stacks are those tagged with [engine] hidden_stack_tags (Heat's
+    hidden_stack_tags, default data-processing-cluster)."""
+    (tmp_path / "p.yaml").write_text(PARAMS)
+    nf("stack", "create", "shown", "-t", "p.yaml", "--wait")
+    nf("stack", "create", "hidden", "-t", "p.yaml", "--tags", "data-processing-cluster,x",
+       "--wait")
+    nf("stack", "create", "gone", "-t", "p.yaml", "--wait")
+    nf("stack", "delete", "gone", "--yes", "--wait")
+
+    def names(*flags):
+        return sorted(nf("stack", "list", *flags, "-f", "value", "-c", "Stack Name").split())
+
+    assert names() == ["shown"]
+    assert names("--hidden") == ["hidden", "shown"]
+    assert names("--deleted") == ["gone", "shown"]
+    assert names("--deleted", "--hidden", "--all-projects") == ["gone", "hidden", "shown"]
+    gone = nf("stack", "list", "--deleted", "-f", "value", "-c", "Stack Name",
+              "-c", "Stack Status").splitlines()
+    assert "gone DELETE_COMPLETE" in gone

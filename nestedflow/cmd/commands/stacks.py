@@ -185,6 +185,9 @@ class UpdateStack(StackCommand):
                             help="stack update timeout in minutes (from this update on)")
         add_tags_argument(parser)
         signals.add_hook_arguments(parser, "pre-update")
+        parser.add_argument("--clear-parameter", metavar="<parameter>", action="append",
+                            default=[], help="with --existing: set this parameter back to "
+                                             "its default; may be repeated")
         previews.add_dry_run(parser, update=True)
         return parser
 
@@ -218,6 +221,8 @@ class UpdateStack(StackCommand):
             kwargs["timeout"] = parsed_args.timeout
         stack = self.app.find_stack(parsed_args.stack)
         disable_rollback = {"enabled": False, "disabled": True}.get(parsed_args.rollback)
+        if parsed_args.clear_parameter:
+            kwargs["clear_parameters"] = parsed_args.clear_parameter
         return self.app.engine.update_stack(stack.id, existing=parsed_args.existing,
                                             disable_rollback=disable_rollback, **kwargs)
 
@@ -278,6 +283,14 @@ class ListStack(tables.Lister):
                             action="store_true", help="include nested stacks in the list")
         parser.add_argument("--tags", metavar="<tag1,tag2...>",
                             help="only stacks with these tags (see --tag-mode)")
+        parser.add_argument("--deleted", action="store_true",
+                            help="include deleted stacks (with their deletion state)")
+        parser.add_argument("--hidden", action="store_true",
+                            help="include stacks tagged with one of [engine] "
+                                 "hidden_stack_tags")
+        parser.add_argument("--all-projects", action="store_true",
+                            help="every project's stacks (an embedded engine, with no "
+                                 "request context, already lists them all)")
         parser.add_argument(
             "--tag-mode", choices=("any", "not", "not-any"),
             help="with --tags: 'any' (one of them), 'not' (not all of them), 'not-any' "
@@ -297,6 +310,10 @@ class ListStack(tables.Lister):
         kwargs = {}
         if parsed_args.tags:
             kwargs[TAG_MODES[parsed_args.tag_mode]] = split_tags(parsed_args.tags)
+        if parsed_args.deleted:
+            kwargs["show_deleted"] = True
+        if parsed_args.hidden:
+            kwargs["show_hidden"] = True
         stacks = self.app.reader.list_stacks(show_nested=parsed_args.show_nested, **kwargs)
         stacks = listing.select(stacks, parsed_args, "id")
         shown = HEAT_LIST_COLUMNS[:3] if parsed_args.short else HEAT_LIST_COLUMNS
