@@ -3,8 +3,7 @@
 import dataclasses
 
 from nestedflow import states
-from nestedflow.cmd.commands import (bases, columns, previews, signals, tables, templates,
-                                     waiting)
+from nestedflow.cmd.commands import bases, columns, previews, signals, tables, templates, waiting
 
 #: ``stack show`` fields, in heatclient's order where it has them.
 STACK_FIELDS = ("id", "name", "action", "status", "status_reason", "parent_id",
