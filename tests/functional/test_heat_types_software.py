@@ -53,6 +53,8 @@ def test_software_config(engine, stack_name):
     assert rolled.stack_status == "ROLLBACK_COMPLETE", rolled.status_reason
     assert events == lc.CREATED + lc.DELETED
     assert set(_configs(engine)) - before == {shown["id"]}
+    engine.wait(engine.delete_stack(stack.id).id, 60)  # the session's database is shared
+    assert set(_configs(engine)) == before
 
 
 @pytest.mark.parametrize("case", ["structured", "cloud", "component", "multipart"])
