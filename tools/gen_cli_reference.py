@@ -75,8 +75,10 @@ def _usage(name, cls):
 def _table(header, rows):
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
     rule = "  ".join("=" * w for w in widths)
-    lines = [rule, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(), rule]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    def line(cells):
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    lines = [rule, line(header), rule] + [line(row) for row in rows]
     return "\n".join(lines + [rule, ""])
 
 

@@ -12,7 +12,6 @@ from nestedflow.engine import tenancy, views
 from nestedflow.engine.tags import check_tags
 from nestedflow.engine.tags import matches as tag_filter
 
-
 #: [engine] hidden_stack_tags's default (Heat's), for readers without oslo.config.
 HIDDEN_STACK_TAGS = ("data-processing-cluster",)
 

@@ -250,13 +250,14 @@ class Resource(abc.ABC):
         return schema.validate_properties(cls.properties_schema, values, path)
 
     @classmethod
-    def validate_resource(cls, name, properties, stack, path):  # noqa: B027 -- optional hook
+    def validate_resource(cls, name, properties, stack, path):
         """Optional: the type's own checks of resource ``name`` when its
         template is validated, after :meth:`checked_properties` (Heat's
         ``Resource.validate``). ``properties`` may hold
         :data:`~nestedflow.resources.schema.UNRESOLVED` values; ``stack`` is
         a :class:`StackSummary`. Raise StackValidationFailed (naming
         ``path``) to refuse the template."""
+        return None  # nothing more to check by default
 
     @classmethod
     def needs_replace_with_prop_diff(cls, changed, new_properties, old_properties):

@@ -34,19 +34,8 @@ def env(tmp_path):
 
 
 @pytest.fixture
-def empty_pg():
-    """A PostgreSQL database with nothing in it, dropped afterwards."""
-    base = sa.engine.make_url(PG_URL)
-    name = f"nf_cli_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE {name}")
-    yield base.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.exec_driver_sql(
-            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
-        conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
-    admin.dispose()
+def empty_pg(fresh_database):
+    return fresh_database(PG_URL)
 
 
 def test_unknown_command_goes_to_stderr_with_suggestions_from_its_group(env):

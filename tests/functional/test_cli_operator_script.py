@@ -40,8 +40,11 @@ outputs:
 
 
 @pytest.fixture
-def cluster_db_url(pg_url):
-    return pg_url
+def cluster_db_url(fresh_database):
+    # The script lists every stack: a database of its own.
+    from tests.conftest import PG_URL
+
+    return fresh_database(PG_URL)
 
 
 def test_operator_script_runs_unchanged(cluster, tmp_path):

@@ -17,8 +17,8 @@ EXE = shutil.which("nestedflow", path=os.path.dirname(sys.executable)) or "neste
 
 
 @pytest.fixture
-def nf(tmp_path, db_url):
-    env = dict(os.environ, NESTEDFLOW_DB_URL=db_url, XDG_DATA_HOME=str(tmp_path / "data"))
+def nf(tmp_path, fresh_db_url):
+    env = dict(os.environ, NESTEDFLOW_DB_URL=fresh_db_url, XDG_DATA_HOME=str(tmp_path / "data"))
     env.pop("NESTEDFLOW_JOBBOARD_URL", None)
 
     def run(*args, expect=0):
@@ -65,7 +65,7 @@ def test_software_config_lifecycle(nf, tmp_path):
     assert nf("software", "config", "list", "-f", "value").stdout == ""
 
 
-def test_software_deployment_lifecycle(nf, db_url):
+def test_software_deployment_lifecycle(nf, fresh_db_url):
     """A deployment made from the command line deploys a derived config (its
     inputs, then deploy_server_id, deploy_action, deploy_signal_transport),
     IN_PROGRESS for the server's agent; the agent's report (Heat's
@@ -89,7 +89,7 @@ def test_software_deployment_lifecycle(nf, db_url):
                               "json").stdout)[0]) == [
         "id", "config_id", "server_id", "action", "status", "creation_time", "status_reason"]
 
-    engine = nestedflow.Engine(db_url=db_url)
+    engine = nestedflow.Engine(db_url=fresh_db_url)
     try:
         engine.update_software_deployment(
             created["id"], None, None, {"deploy_stdout": "done\n", "result": "42",

@@ -285,6 +285,9 @@ def test_board_lists_unclaimed_jobs_from_one_listing():
         posted = [board.post(f"job {i}", details={"i": i}) for i in range(4)]
         wait_for(lambda: len(list(board.unclaimed_jobs(ensure_fresh=True))) == 4, 10,
                  what="the board to see its posts")
+        # The other board learns of them through its own watch: under load later.
+        wait_for(lambda: len(list(other.unclaimed_jobs(ensure_fresh=True))) == 4, 10,
+                 what="the other board to see the posts")
         other.claim(posted[1], "someone")
         board.claim(posted[2], "me")
         board.consume(posted[2], "me")

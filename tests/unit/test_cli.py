@@ -761,7 +761,8 @@ def test_max_width_80_keeps_names_whole(engine):
     def floor(headings, kept=()):
         # A column is never narrower than its heading: heatclient's column
         # names set how narrow a table can get.
-        return sum(max(len(h), len(k)) for h, k in zip(headings, kept or headings)) \
+        return sum(max(len(h), len(k)) for h, k in zip(headings, kept or headings,
+                                                          strict=True)) \
             + 3 * len(headings) + 1
 
     code, out, _ = run("stack", "resource", "list", "web", "--max-width", "80")

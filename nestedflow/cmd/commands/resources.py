@@ -1,7 +1,7 @@
 """``stack resource list|show`` (and the older ``stack resources``)."""
 
 
-from nestedflow.cmd.commands import bases, columns, listing, tables
+from nestedflow.cmd.commands import bases, listing, tables
 
 LIST_COLUMNS = ("name", "physical_id", "type", "action", "status", "status_reason",
                 "updated_at")
@@ -60,7 +60,6 @@ class ShowResource(bases.ShowOne):
 
     def take_action(self, parsed_args):
         from nestedflow import exceptions
-
         from nestedflow.cmd.commands import heat_columns
 
         stack = self.app.find_stack(parsed_args.stack)
