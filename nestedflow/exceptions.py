@@ -10,6 +10,10 @@ The hierarchy::
      |    +-- TemplateSyntaxError       YAML could not be parsed (line / column)
      |    +-- UnknownResourceType
      |    +-- DependencyCycle
+     |    +-- PropertyUnspecifiedError  Heat's: none of some properties is given
+     |    +-- ResourcePropertyConflict  Heat's: properties that exclude each other
+     |    +-- ResourcePropertyDependency  Heat's: a property needs another one
+     |    +-- InvalidTemplateAttribute  Heat's: a resource has no such attribute
      +-- ActionNotAllowed               e.g. delete of a stack already deleted
      +-- NotSupported                   e.g. an update changing external_id
      +-- ResourceFailure                a resource action failed (names the resource)
@@ -31,6 +35,10 @@ The hierarchy::
      +-- RemoteFailure                  an error crossing RPC (rebuilt on the client)
      +-- ResourceInError                a Heat-style plugin's object went to an error state
      +-- EntityNotFound                 a Heat-style plugin's object is gone
+     +-- NotFound                       Heat's: something a Heat-style plugin reads is gone
+     +-- Invalid                        Heat's: data a Heat-style plugin got is not valid
+     +-- ResourceActionNotSupported     Heat's: the type does not do this action
+                                        (e.g. a signal to a type that takes none)
      +-- UnsupportedDependency          TaskFlow or SQLAlchemy lacks a name nestedflow uses
      +-- AdoptFailed                    a resource could not take its object over
      +-- SnapshotNotFound               no snapshot of the stack has that id
@@ -38,6 +46,7 @@ The hierarchy::
      +-- SoftwareDeploymentNotFound     no software deployment (visible here) has that id
      +-- HeatFault                      an answer of Heat's engine RPC API (a Heat class name)
      +-- ResourceActionNotSupported     e.g. a signal to a type that takes none
+     +-- SoftwareDeploymentFailed       a deployment's signal reported a failure
      +-- InvalidBreakPointHook          an unknown hook, or one not set on the resource
      +-- WaitConditionFailure           a wait condition got a FAILURE signal
      +-- WaitConditionTimeout           a wait condition's timeout passed first
@@ -342,6 +351,16 @@ class SoftwareDeploymentNotFound(NestedflowError):
         super().__init__(f"Deployment with id {deployment_id} not found")
 
 
+class SoftwareDeploymentFailed(NestedflowError):
+    """A software deployment failed: its signal carried a non-zero
+    ``deploy_status_code`` or an error output (Heat's reason, as
+    ``SoftwareDeployment._check_complete`` words it)."""
+
+    def __init__(self, status_reason):
+        self.status_reason = status_reason
+        super().__init__(f"Deployment to server failed: {status_reason}")
+
+
 class ResourceInError(NestedflowError):
     """Heat's (``heat.common.exception``): a Heat-style plugin's cloud object
     went to an error state."""
@@ -359,6 +378,57 @@ class EntityNotFound(NestedflowError):
         self.entity = entity
         self.name = name
         super().__init__(f"The {entity} ({name}) could not be found.")
+
+
+class NotFound(NestedflowError):
+    """Heat's ``NotFound(msg_fmt)``: what a Heat-style plugin looked for is gone."""
+
+    def __init__(self, msg_fmt="Not found"):
+        super().__init__(msg_fmt)
+
+
+class Invalid(NestedflowError):
+    """Heat's ``Invalid(reason=)``."""
+
+    def __init__(self, reason="unknown"):
+        self.reason = reason
+        super().__init__(f"Data supplied was not valid: {reason}")
+
+
+class PropertyUnspecifiedError(StackValidationFailed):
+    """Heat's ``PropertyUnspecifiedError(*names)``: one of them is needed."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("At least one of the following properties must be specified: "
+                         + ", ".join(args), path=kwargs.get("path"))
+
+
+class ResourcePropertyConflict(StackValidationFailed):
+    """Heat's ``ResourcePropertyConflict(*names)``: they exclude each other."""
+
+    def __init__(self, *args, **kwargs):
+        text = ", ".join(args)
+        if kwargs.get("prop1") is not None:
+            text = f"{kwargs['prop1']}, {kwargs.get('prop2')}"
+        super().__init__(f"Cannot define the following properties at the same time: {text}",
+                         path=kwargs.get("path"))
+
+
+class ResourcePropertyDependency(StackValidationFailed):
+    """Heat's ``ResourcePropertyDependency(prop1=, prop2=)``."""
+
+    def __init__(self, prop1="", prop2="", path=None):
+        super().__init__(f"{prop1} cannot be specified without {prop2}.", path=path)
+
+
+class InvalidTemplateAttribute(StackValidationFailed):
+    """Heat's ``InvalidTemplateAttribute(resource=, key=)``."""
+
+    def __init__(self, resource="", key="", path=None):
+        self.resource = resource
+        self.key = key
+        super().__init__(f"The Referenced Attribute ({resource} {key}) is incorrect.",
+                         path=path)
 
 
 class DatabaseUnavailable(NestedflowError):
@@ -392,7 +462,7 @@ class ResourceActionNotSupported(NestedflowError):
     resource's type cannot do ``action``, e.g. a signal to a type that has
     no ``handle_signal`` (heat/engine/resource.py Resource._handle_signal)."""
 
-    def __init__(self, action, resource_name=None, type_name=None):
+    def __init__(self, action="unknown", resource_name=None, type_name=None):
         self.action = action
         self.resource_name = resource_name
         self.type_name = type_name

@@ -109,3 +109,45 @@ def sqlite_engine(make_engine, sqlite_url):
 @pytest.fixture
 def stack_name():
     return f"stack-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def fresh_database():
+    """``fresh_database(url)``: a new empty database on the server of
+    ``url``, dropped when the test ends -- for a test that lists
+    everything a database holds, which other tests' rows in the
+    session's shared database would disturb."""
+    made = []
+
+    def make(url):
+        base = sa.engine.make_url(url)
+        name = f"nf_fresh_{uuid.uuid4().hex[:10]}"
+        admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+        try:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f"CREATE DATABASE {name}")
+        finally:
+            admin.dispose()
+        made.append((base, name))
+        return base.set(database=name).render_as_string(hide_password=False)
+
+    yield make
+    for base, name in made:
+        admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+        try:
+            with admin.connect() as conn:
+                if admin.dialect.name == "postgresql":
+                    conn.exec_driver_sql(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        f"WHERE datname = '{name}' AND pid <> pg_backend_pid()")
+                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+        finally:
+            admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mysql"])
+def fresh_db_url(request, tmp_path, fresh_database):
+    """Every database kind, each empty for this test alone."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/fresh.sqlite"
+    return fresh_database(PG_URL if request.param == "postgresql" else MYSQL_URL)

@@ -95,7 +95,27 @@ def _table(title, header, rows, widths):
     return lines
 
 
-def section_rst(entries, sources=()):
+def heat_type_rows(entries, registered):
+    """[type, templates using it, of which run] for each of Heat's own
+    types (``OS::Heat::``) nestedflow registers that a template uses."""
+    rows = []
+    for type_name in sorted(t for t in registered if t.startswith("OS::Heat::")):
+        using = [e for e in entries if type_name in e.get("types", ())]
+        if using:
+            rows.append([f"``{type_name}``", len(using),
+                         sum(1 for e in using if e.get("result") == "pass")])
+    return rows
+
+
+def registered_types():
+    """The type names the nestedflow distribution registers (its entry points)."""
+    import importlib.metadata
+
+    dist = importlib.metadata.distribution("nestedflow")
+    return sorted(ep.name for ep in dist.entry_points if ep.group == "nestedflow.resources")
+
+
+def section_rst(entries, sources=(), registered=()):
     counts, refused = classify(entries)
     run = sum(c["run"] for c in counts.values())
     rejected = sum(c["refused"] for c in counts.values())
@@ -116,6 +136,16 @@ def section_rst(entries, sources=()):
     if without:
         lines += ["", _wrap("Without templates of their own (they supply files the "
                             "templates read): " + ", ".join(without) + ".")]
+    type_rows = heat_type_rows(entries, registered)
+    if type_rows:
+        lines += ["", _wrap(
+            "Heat's own types that nestedflow implements run as themselves, not as "
+            "placeholders (only types nestedflow lacks are mapped to ``OS::Heat::None``); "
+            "deployments waiting for their server's signal are signalled by the test, "
+            "as a server's agent would. Templates using each (in the template or a file "
+            "it reads), and how many of them run:"), ""]
+        lines += _table("Heat's own types in the corpus", ["Type", "Templates", "Run"],
+                        type_rows, [50, 25, 25])
     lines += ["", _wrap(f"Every exception ({len(refused)}), with the reason recorded in "
                         "the manifest (``heat_rejects``):"), ""]
     lines += _table(
@@ -126,10 +156,11 @@ def section_rst(entries, sources=()):
     return "\n".join(lines) + "\n"
 
 
-def render(text, entries=None, sources=None):
+def render(text, entries=None, sources=None, registered=None):
     entries = load_entries() if entries is None else entries
     sources = source_names() if sources is None else sources
-    return doc_sections.splice(text, BEGIN, END, section_rst(entries, sources))
+    registered = registered_types() if registered is None else registered
+    return doc_sections.splice(text, BEGIN, END, section_rst(entries, sources, registered))
 
 
 if __name__ == "__main__":

@@ -41,6 +41,16 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "${PINS[*]}" ]; then
     exit 0
 fi
 
+# Two test processes (pytest-xdist workers) may ask at once on a fresh
+# machine: one installs, the other waits and then finds the stamp.
+mkdir -p "$(dirname "$VENV")"
+exec 9>"$VENV.lock"
+flock 9
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "${PINS[*]}" ]; then
+    echo "$VENV"
+    exit 0
+fi
+
 python3 -m venv "$VENV" >&2
 "$VENV/bin/pip" install -q --upgrade pip >&2
 "$VENV/bin/pip" install -q "${PINS[@]}" >&2

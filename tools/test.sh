@@ -23,6 +23,27 @@ export NESTEDFLOW_TEST_PG_URL NESTEDFLOW_TEST_MYSQL_URL NESTEDFLOW_TEST_ZK NESTE
 
 tools/zookeeper.sh ensure
 
+# Debian packages the tests drive as real programs: tmux (the command line
+# in a real terminal). Installed here, as ZooKeeper is, so this one command
+# is all a newcomer runs.
+missing=()
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+if [ "${#missing[@]}" -gt 0 ]; then
+    as_root=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            as_root=(sudo -n)
+        else
+            echo "test.sh: the tests need ${missing[*]}: run 'sudo apt-get install ${missing[*]}'" >&2
+            exit 1
+        fi
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${as_root[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null \
+        || { "${as_root[@]}" apt-get update >/dev/null \
+             && "${as_root[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
+fi
+
 # Run `tests` unless the arguments already name test paths (or node ids such
 # as tests/unit/test_x.py::test_y): naming both would collect them twice.
 has_path=0

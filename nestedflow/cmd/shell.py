@@ -113,6 +113,37 @@ def move_global_format(argv):
     return argv + moved
 
 
+def _command_start(argv):
+    """Index of the command's first word in ``argv`` (after the global options)."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in _VALUE_OPTIONS or argv[i] in _FORMAT_OPTIONS else 1
+    return i
+
+
+def _commands_own_config_file(parse_known_args):
+    """cliff parses global options anywhere on the line; ``--config-file``
+    after the command's name is the command's own (heatclient's ``software
+    config create --config-file SCRIPT``), not the oslo.config file."""
+
+    def parse(args=None, namespace=None):
+        args = list(sys.argv[1:] if args is None else args)
+        start = _command_start(args)
+        rest, own = [], []
+        i = start
+        while i < len(args):
+            if args[i] == "--config-file" and i + 1 < len(args):
+                own += args[i:i + 2]
+                i += 2
+                continue
+            (own if args[i].startswith("--config-file=") else rest).append(args[i])
+            i += 1
+        options, remainder = parse_known_args(args[:start] + rest, namespace)
+        return options, remainder + own
+
+    return parse
+
+
 class NestedflowApp(cliff_app.App):
     """Global options, configuration and a lazily built engine."""
 
@@ -134,10 +165,16 @@ class NestedflowApp(cliff_app.App):
         self._conf = None
         #: make_reader's answer once asked (False: not yet).
         self._reader = False
+        #: The stack a command is waiting on or following (named on Ctrl-C).
+        self.followed_stack = None
 
     def build_option_parser(self, description, version, argparse_kwargs=None):
+        # No abbreviations: heatclient's ``software deployment create
+        # --config ID`` must not be taken for the global --config-file.
+        argparse_kwargs = {**(argparse_kwargs or {}), "allow_abbrev": False}
         parser = super().build_option_parser(description, version, argparse_kwargs)
         parser.prog = "nestedflow"
+        parser.parse_known_args = _commands_own_config_file(parser.parse_known_args)
         parser.add_argument(
             "--db-url", metavar="URL",
             help="SQLAlchemy URL of the state database (default: $NESTEDFLOW_DB_URL, "
@@ -160,6 +197,42 @@ class NestedflowApp(cliff_app.App):
 
     def configure_logging(self):
         logs.configure(self.options, self.stderr, self.LOG)
+
+    def run_subcommand(self, argv):
+        try:
+            self.command_manager.find_command(argv)
+        except ValueError:
+            return self._unknown_command(argv)
+        return super().run_subcommand(argv)
+
+    def _unknown_command(self, argv):
+        # cliff writes its "did you mean" list to stdout, where a script
+        # reading a command's answer would take it for one, and lists
+        # every command sharing a prefix; an operator wants the few close
+        # ones of the group they typed into, on stderr.
+        import difflib
+
+        typed = []
+        for arg in argv:
+            if arg.startswith("-"):
+                break
+            typed.append(arg)
+        typed_name = " ".join(typed)
+        names = sorted({name for name, _ in self.command_manager})
+        group = []
+        for depth in range(len(typed) - 1, 0, -1):
+            prefix = " ".join(typed[:depth]) + " "
+            group = [name for name in names if name.startswith(prefix)]
+            if group:
+                break
+        close = difflib.get_close_matches(typed_name, group or names, n=4, cutoff=0.6)
+        self.stderr.write(f"{self.NAME}: '{typed_name}' is not a {self.NAME} command. "
+                          f"See '{self.NAME} --help'.\n")
+        if close:
+            self.stderr.write("Did you mean one of these?\n")
+            for name in close:
+                self.stderr.write(f"  {name}\n")
+        return 2
 
     def initialize_app(self, argv):
         if not argv and not self.options.deferred_help:
@@ -226,6 +299,9 @@ class NestedflowApp(cliff_app.App):
             self._reader = make_reader(self.db_url)
             if self._reader is not None:
                 LOG.info("reading stacks from %s", _display_url(self._reader))
+                if self.options.config_files or os.path.isfile(DEFAULT_CONFIG_FILE):
+                    # Read anyway when a file is there (db_url): its hidden tags count.
+                    self._reader.hidden_tags = tuple(self.conf.engine.hidden_stack_tags)
         return self.engine if self._reader is None else self._reader
 
     def find_stack(self, name_or_id):
@@ -243,7 +319,16 @@ class NestedflowApp(cliff_app.App):
     def clean_up(self, cmd, result, err):
         self.close()
         if isinstance(err, KeyboardInterrupt):
-            self.stderr.write("Interrupted; the stack may still be IN_PROGRESS.\n")
+            name = self.followed_stack
+            if name is None:
+                self.stderr.write("Interrupted; the stack may still be IN_PROGRESS.\n")
+            elif self.jobboard_url:
+                # A conductor runs the action: only the watching stopped.
+                self.stderr.write(f"Interrupted; stack {name} carries on. Follow it again "
+                                  f"with: nestedflow stack event list {name} --follow\n")
+            else:
+                self.stderr.write(f"Interrupted; stack {name} may still be IN_PROGRESS "
+                                  f"(see: nestedflow stack show {name})\n")
 
 
 def main(argv=None, stdout=None, stderr=None):

@@ -40,8 +40,8 @@ def _to_url(path):
 def _local_path(url, named_by):
     parsed = parse.urlparse(url)
     if parsed.scheme != "file":
-        raise FilesError(f"{named_by}: {url} is a URL; only local files can be used "
-                         "(nestedflow fetches nothing over the network)")
+        raise FilesError(f"{named_by}: {url} refused: nestedflow reads local files only "
+                         "and fetches nothing over the network")
     return parse.unquote(parsed.path)
 
 
@@ -62,11 +62,12 @@ def _read(url, named_by):
         raise FilesError(f"{named_by}: {path} is not UTF-8 text") from None
 
 
-def _parse(text):
+def _parse(text, name=None):
     from nestedflow.template import loader
 
     # As bytes: a one-line str naming an existing file would be read as a path.
-    return loader.load(text.encode("utf-8"))
+    # ``name``: the file, so a YAML error names it as well as its line.
+    return loader.load(text.encode("utf-8"), name=name)
 
 
 def _as_template(text):
@@ -120,7 +121,7 @@ def template_contents(path):
     """``(template, files)`` for the template file at ``path``."""
     url = _to_url(path)
     text = _read(url, "template")
-    template = _parse(text)
+    template = _parse(text, path)
     files = {}
     _resolve_template(template, files, _base_url(url), _local_path(url, "template"))
     return template, files
@@ -167,7 +168,7 @@ def environments_contents(paths):
     for path in paths:
         url = _to_url(path)
         named_by = _local_path(url, "environment")
-        env = _parse(_read(url, "environment"))
+        env = _parse(_read(url, "environment"), path)
         if not isinstance(env, dict):
             raise FilesError(f"{named_by}: an environment must be a mapping")
         _resolve_registry(env.get("resource_registry"), files, _base_url(url), named_by)

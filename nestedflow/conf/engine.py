@@ -107,6 +107,12 @@ engine_opts = [
         "are never freed; turn this off in a host process that builds its engine "
         "before the rest of its long-lived state is settled.",
     ),
+    cfg.ListOpt(
+        "hidden_stack_tags",
+        default=["data-processing-cluster"],
+        help="Stacks with any of these tags are left out of stack lists unless "
+        "hidden ones are asked for (Heat's [DEFAULT] hidden_stack_tags).",
+    ),
     cfg.StrOpt(
         "jobboard_url",
         help="zookeeper://HOST:PORT/ROOT to post traversals as jobs for "

@@ -5,6 +5,17 @@ from oslo_config import cfg
 GROUP = "heat_compat"
 
 heat_compat_opts = [
+    cfg.ListOpt(
+        "plugin_dirs",
+        # Heat's own default ([DEFAULT] plugin_dirs in heat.common.config).
+        default=["/usr/lib64/heat", "/usr/lib/heat", "/usr/local/lib/heat",
+                 "/usr/local/lib64/heat"],
+        help="Directories searched, as Heat searches its plugin_dirs, for resource "
+        "plugin modules written for Heat: every module whose resource_mapping() or "
+        "available_resource_mapping() names types is loaded unchanged (its heat.* "
+        "imports served by nestedflow's Heat adapter). A type also registered as a "
+        "nestedflow.resources entry point keeps the entry point's class.",
+    ),
     cfg.FloatOpt(
         "poll_interval",
         default=0.2,

@@ -14,10 +14,13 @@ import sqlalchemy as sa
 from nestedflow.db import migration, schema
 
 
-def live_stacks(show_nested=False, project_id=None, scoped=False):
-    """The SELECT of the live stacks (``scoped``: of ``project_id`` only), oldest first."""
+def live_stacks(show_nested=False, project_id=None, scoped=False, show_deleted=False):
+    """The SELECT of the live stacks (``scoped``: of ``project_id`` only;
+    ``show_deleted``: deleted ones too), oldest first."""
     stacks = schema.stacks
-    query = sa.select(stacks).where(stacks.c.deleted_at.is_(None))
+    query = sa.select(stacks)
+    if not show_deleted:
+        query = query.where(stacks.c.deleted_at.is_(None))
     if scoped:
         query = query.where(stacks.c.project_id.is_not_distinct_from(project_id))
     if not show_nested:
@@ -74,10 +77,11 @@ class CoreReader:
                 reader.dispose()
         return reader if current else None
 
-    def list_stacks(self, show_nested=False, project_id=None, scoped=False):
+    def list_stacks(self, show_nested=False, project_id=None, scoped=False, show_deleted=False):
         """As :meth:`nestedflow.db.api.Database.list_stacks` (rows of ``stacks``)."""
         with self._engine.connect() as conn:
-            return list(conn.execute(live_stacks(show_nested, project_id, scoped)))
+            return list(conn.execute(live_stacks(show_nested, project_id, scoped,
+                                                 show_deleted)))
 
     def tags_of(self, stack_ids):
         """As :meth:`nestedflow.db.snapshots.TagStore.of`."""

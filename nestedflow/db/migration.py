@@ -88,12 +88,35 @@ def is_current(engine):
         # The first connection of every process: name the cause in one line.
         raise unavailable(engine.url, error) from error
     with conn:
-        try:
-            found = set(conn.execute(
-                sa.text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalars())
-        except errors:
-            return False  # no schema yet
+        found = _revisions(conn, errors)
     return found == script_heads()
+
+
+def _revisions(conn, errors):
+    """The revisions stamped on ``conn``'s database; None before any."""
+    # Asked of the catalog first: a SELECT from a missing table made oslo.db
+    # log "DBAPIError exception wrapped (UndefinedTable ...)" at WARNING on
+    # every first command against an empty PostgreSQL database.
+    try:
+        if not sa.inspect(conn).has_table(_VERSION_TABLE):
+            return None
+        return set(conn.execute(sa.text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalars())
+    except errors:
+        return None
+
+
+def revisions(url):
+    """The migration revisions ``url``'s database is at (None: no schema)."""
+    engine = sa.create_engine(normalize_url(url))
+    try:
+        try:
+            conn = engine.connect()
+        except _driver_errors() as error:
+            raise unavailable(engine.url, error) from error
+        with conn:
+            return _revisions(conn, _driver_errors())
+    finally:
+        engine.dispose()
 
 
 def _driver_errors():

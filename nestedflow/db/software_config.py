@@ -10,6 +10,7 @@ its tenant or its ``stack_user_project_id``. A row not seen is "not found".
 import uuid
 
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
 
 from nestedflow import exceptions
 from nestedflow.db import models
@@ -25,12 +26,17 @@ class SoftwareConfigStore:
 
     # -- configs ------------------------------------------------------------
 
-    def create_config(self, name, group, config, tenant):
-        row = models.SoftwareConfig(id=str(uuid.uuid4()), name=name, group=group,
+    def create_config(self, name, group, config, tenant, config_id=None):
+        """A new config; given ``config_id`` (a resource's idempotency key)
+        a re-run finds the config its first run made instead."""
+        row = models.SoftwareConfig(id=config_id or str(uuid.uuid4()), name=name, group=group,
                                     config=config, tenant=tenant,
                                     created_at=models.utcnow())
-        with self._db.writer() as session:
-            session.add(row)
+        try:
+            with self._db.writer() as session:
+                session.add(row)
+        except db_exc.DBDuplicateEntry:
+            return self.get_config(row.id)
         return row
 
     def get_config(self, config_id, project=_ALL):
@@ -82,8 +88,11 @@ class SoftwareConfigStore:
         self.get_config(values["config_id"], project)
         row = models.SoftwareDeployment(**{"id": str(uuid.uuid4()), **values,
                                            "created_at": models.utcnow()})
-        with self._db.writer() as session:
-            session.add(row)
+        try:
+            with self._db.writer() as session:
+                session.add(row)
+        except db_exc.DBDuplicateEntry:
+            pass  # a re-run of the resource that made it: the same one
         return self.get_deployment(row.id, project)
 
     def get_deployment(self, deployment_id, project=_ALL):

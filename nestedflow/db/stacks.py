@@ -211,10 +211,12 @@ class StackStore:
             raise exceptions.StackNotFound(name_or_id)
         return models.StackRow.from_mapping(found._mapping)
 
-    def list_stacks(self, show_nested=False, project_id=None, scoped=False):
-        """Live stacks (``scoped``: of ``project_id`` only), oldest first."""
+    def list_stacks(self, show_nested=False, project_id=None, scoped=False, show_deleted=False):
+        """Live stacks (``scoped``: of ``project_id`` only; ``show_deleted``:
+        deleted ones too), oldest first."""
         with self.reader() as session:
-            found = session.execute(core_reads.live_stacks(show_nested, project_id, scoped))
+            found = session.execute(core_reads.live_stacks(show_nested, project_id, scoped,
+                                                           show_deleted))
             return [models.StackRow.from_mapping(row._mapping) for row in found]
 
     def count_tree_resources(self, root_id, exclude_stack=None):

@@ -228,6 +228,11 @@ class JobboardDispatcher(base.Dispatcher):
             board, client = self._board, self._client
             self._board = self._client = None
         if board is not None:
+            if client is not None:
+                # A session we end ourselves is not a lost connection: without
+                # this every jobboard command ended with TaskFlow's warning.
+                with contextlib.suppress(Exception):
+                    client.remove_listener(board.state_change_listener)
             board.close()
         if client is not None:
             with contextlib.suppress(Exception):

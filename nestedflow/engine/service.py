@@ -250,20 +250,27 @@ class Engine(SoftwareConfigMethods):
 
     def update_stack(self, stack_id, template, parameters=None, files=None, environment=None,
                      existing=False, disable_rollback=None, timeout=None, tags=None,
-                     context=None):
+                     clear_parameters=None, context=None):
         """Converge the stack to a new template; supersedes a traversal in progress.
 
         ``existing=True`` is Heat's PATCH: the stored template (``template``
         may be None), parameters, files, environment and tags are kept where
         not given. Without it, as Heat's PUT, tags not given are cleared.
         ``timeout`` (minutes) replaces the stack's timeout from this update on.
+        ``clear_parameters`` (with ``existing``): stored parameters set back
+        to their defaults, as Heat's PATCH ``clear_parameters``.
         """
         stack_id = self._visible(stack_id, context)
         tags = check_tags(tags)
+        if clear_parameters and not existing:
+            raise exceptions.StackValidationFailed(
+                "clear_parameters applies to an update of the existing stack (existing=True)",
+                path="clear_parameters")
         with collector.paused():  # as create_stack's
             stack_id = self.stacks.update(stack_id, template, parameters, files, environment,
                                           existing, disable_rollback, context=context,
-                                          timeout=timeout)
+                                          timeout=timeout,
+                                          clear_parameters=clear_parameters or ())
         if tags is not None or not existing:
             self._tags.set(stack_id, tags or [])
         return self.get_stack(stack_id)
@@ -422,11 +429,15 @@ class Engine(SoftwareConfigMethods):
         return views.Stack.from_row(row, self._tags.of([row.id])[row.id])
 
     def list_stacks(self, show_nested=False, tags=None, tags_any=None, not_tags=None,
-                    not_tags_any=None, context=None):
+                    not_tags_any=None, show_deleted=False, show_hidden=False, context=None):
         """Live stacks, oldest first; Heat's tag filters: ``tags`` (has all),
         ``tags_any`` (has one), ``not_tags`` (lacks one), ``not_tags_any``
-        (has none) -- lists or comma-separated strings."""
-        return listing.list_stacks(self.db, self._tags.of, show_nested, context, tags=tags,
+        (has none) -- lists or comma-separated strings. ``show_deleted``
+        adds deleted stacks; stacks tagged with one of ``[engine]
+        hidden_stack_tags`` are listed only with ``show_hidden`` (Heat's)."""
+        return listing.list_stacks(self.db, self._tags.of, show_nested, context,
+                                   show_deleted, show_hidden,
+                                   tuple(CONF.engine.hidden_stack_tags), tags=tags,
                                    tags_any=tags_any, not_tags=not_tags,
                                    not_tags_any=not_tags_any)
 

@@ -17,6 +17,7 @@ request context (same ``request_id``) is kept once.
 import uuid
 
 from nestedflow import exceptions, states
+from nestedflow.db.software_config import SoftwareConfigStore
 from nestedflow.resources import base
 from nestedflow.stacks.signals import SignalBox
 
@@ -55,12 +56,14 @@ def signal_resource(engine, stack_id, resource_name, details=None, context=None)
     if isinstance(details, dict) and "unset_hook" in details:
         _unset_hook(engine, stack, row, details["unset_hook"])
         return
-    if row.action in NO_SIGNAL_ACTIONS:
+    plugin_cls = engine.registry.get(row.type)
+    # Heat's per-type Resource.no_signal_actions (a software deployment
+    # takes signals in every action: it may deploy on DELETE too).
+    if row.action in getattr(plugin_cls, "no_signal_actions", NO_SIGNAL_ACTIONS):
         db.add_event(stack.id, row.name, row.action, row.status,
                      f"Cannot signal resource during {row.action}",
                      resource_id=row.id, physical_id=row.physical_id)
         raise exceptions.NotSupported(f"Signal resource during {row.action}")
-    plugin_cls = engine.registry.get(row.type)
     if not callable(getattr(plugin_cls, "handle_signal", None)):
         raise exceptions.ResourceActionNotSupported("signal", row.name, row.type)
     signals = SignalBox(db, engine.events, stack.id, row, key=signal_key(context))
@@ -98,4 +101,5 @@ def _context(engine, stack, row, signals, request_context):
         traversal_id=row.traversal_id or stack.current_traversal or "",
         create_key=f"{row.id}:{row.traversal_id}", store=engine.store,
         physical_id=row.physical_id, data=dict(data), signals=signals,
-        children=None, request_context=request_context)
+        children=None, request_context=request_context,
+        software_configs=SoftwareConfigStore(engine.db), project_id=stack.project_id)

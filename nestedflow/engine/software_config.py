@@ -61,6 +61,14 @@ def format_software_deployment(row, config):
     return result
 
 
+def config_document(config, inputs, outputs, options):
+    """What a config stores (its ``config`` column): Heat's
+    ``create_software_config`` checks and normalises the inputs and outputs
+    (heat/engine/software_config_io.py)."""
+    return {"inputs": swc_io.inputs(inputs), "outputs": swc_io.outputs(outputs),
+            "options": options, "config": config}
+
+
 def _project(context):
     """Whose rows ``context`` sees: its project's, or all (no context, admin)."""
     return context.project_id if tenancy.is_scoped(context) else ALL_PROJECTS
@@ -91,8 +99,7 @@ class SoftwareConfigMethods:
 
     def create_software_config(self, group, name, config, inputs, outputs, options,
                                context=None):
-        stored = {"inputs": swc_io.inputs(inputs), "outputs": swc_io.outputs(outputs),
-                  "options": options, "config": config}
+        stored = config_document(config, inputs, outputs, options)
         row = self._software_configs.create_config(name, group, stored,
                                       context.project_id if context is not None else None)
         return format_software_config(row)
@@ -125,8 +132,8 @@ class SoftwareConfigMethods:
         return [format_software_config(config) for config in configs]
 
     def show_software_deployment(self, deployment_id, context=None):
-        return format_software_deployment(*self._software_configs.get_deployment(deployment_id,
-                                                                    _project(context)))
+        return format_software_deployment(
+            *self._software_configs.get_deployment(deployment_id, _project(context)))
 
     def create_software_deployment(self, server_id, config_id, input_values, action, status,
                                    status_reason, stack_user_project_id, deployment_id=None,
@@ -141,68 +148,79 @@ class SoftwareConfigMethods:
                   "status": status, "status_reason": str(status_reason)}
         if deployment_id is not None:
             values["id"] = deployment_id
-        return format_software_deployment(*self._software_configs.create_deployment(values,
-                                                                       _project(context)))
+        return format_software_deployment(
+            *self._software_configs.create_deployment(values, _project(context)))
 
     def update_software_deployment(self, deployment_id, config_id, input_values,
                                    output_values, action, status, status_reason, updated_at,
                                    context=None):
         """Only the values given (truthy, as Heat's) change; ``updated_at``
         (ISO 8601) defaults to now."""
-        values = {key: value for key, value in (
-            ("config_id", config_id), ("input_values", input_values),
-            ("output_values", output_values), ("action", action), ("status", status))
-            if value}
-        if status_reason:
-            values["status_reason"] = str(status_reason)
-        values["updated_at"] = _parse_time(updated_at) if updated_at else models.utcnow()
-        return format_software_deployment(*self._software_configs.update_deployment(
-            deployment_id, values, _project(context)))
+        return format_software_deployment(*update_deployment(
+            self._software_configs, deployment_id, _project(context), config_id=config_id,
+            input_values=input_values, output_values=output_values, action=action,
+            status=status, status_reason=status_reason, updated_at=updated_at))
 
     def delete_software_deployment(self, deployment_id, context=None):
         self._software_configs.delete_deployment(deployment_id, _project(context))
 
     def signal_software_deployment(self, deployment_id, details, updated_at=None,
                                    context=None):
-        """Record a deployment's signal (its outputs and ``deploy_*`` values)
-        while it is IN_PROGRESS; returns Heat's event reason (None when it
-        was not IN_PROGRESS: a late signal changes nothing).
+        """Record a deployment's signal: see :func:`record_signal`."""
+        return record_signal(self._software_configs, deployment_id, details, updated_at,
+                             _project(context))
 
-        Heat's ``signal_software_deployment``: a non-zero
-        ``deploy_status_code`` or a value for an ``error_output`` output
-        fails the deployment, the reason naming each.
-        """
-        if not deployment_id:
-            raise exceptions.StackValidationFailed("deployment_id must be specified",
-                                                   path="deployment_id")
-        row, config = self._software_configs.get_deployment(deployment_id, _project(context))
-        if row.status != IN_PROGRESS:
-            return None
-        details = details or {}
-        values = dict(row.output_values or {})
-        status, reasons = None, {}
-        code = details.get("deploy_status_code")
-        if code and str(code) != "0":
-            status = FAILED
-            reasons["deploy_status_code"] = (
-                f"Deployment exited with non-zero status code: {code}")
-            event_reason = f"deployment {deployment_id} failed ({code})"
-        else:
-            event_reason = f"deployment {deployment_id} succeeded"
-        for output in (config.config or {}).get("outputs") or []:
-            key = output["name"]
-            if key in details:
-                values[key] = details[key]
-                if output.get("error_output", False):
-                    status = FAILED
-                    reasons[key] = details[key]
-                    event_reason = f"deployment {deployment_id} failed"
-        for key in DEPLOY_OUTPUTS:
-            values[key] = details.get(key)
-        if status == FAILED:
-            reason = ", ".join(f"{key} : {value}" for key, value in reasons.items())
-        else:
-            status, reason = COMPLETE, "Outputs received"
-        self.update_software_deployment(deployment_id, None, None, values, None, status,
-                                        reason, updated_at, context=context)
-        return event_reason
+
+def update_deployment(store, deployment_id, project=ALL_PROJECTS, updated_at=None, **fields):
+    """Heat's ``update_software_deployment``: the fields given (truthy) are
+    written; ``updated_at`` (ISO 8601) defaults to now. Returns
+    ``(deployment, config)``."""
+    values = {key: value for key, value in fields.items() if value}
+    if "status_reason" in values:
+        values["status_reason"] = str(values["status_reason"])
+    values["updated_at"] = _parse_time(updated_at) if updated_at else models.utcnow()
+    return store.update_deployment(deployment_id, values, project)
+
+
+def record_signal(store, deployment_id, details, updated_at=None, project=ALL_PROJECTS):
+    """Record a deployment's signal (its outputs and ``deploy_*`` values)
+    while it is IN_PROGRESS; returns Heat's event reason (None when it was
+    not IN_PROGRESS: a late signal changes nothing).
+
+    Heat's ``signal_software_deployment``: a non-zero ``deploy_status_code``
+    or a value for an ``error_output`` output fails the deployment, the
+    reason naming each.
+    """
+    if not deployment_id:
+        raise exceptions.StackValidationFailed("deployment_id must be specified",
+                                               path="deployment_id")
+    row, config = store.get_deployment(deployment_id, project)
+    if row.status != IN_PROGRESS:
+        return None
+    details = details or {}
+    values = dict(row.output_values or {})
+    status, reasons = None, {}
+    code = details.get("deploy_status_code")
+    if code and str(code) != "0":
+        status = FAILED
+        reasons["deploy_status_code"] = f"Deployment exited with non-zero status code: {code}"
+        event_reason = f"deployment {deployment_id} failed ({code})"
+    else:
+        event_reason = f"deployment {deployment_id} succeeded"
+    for output in (config.config or {}).get("outputs") or []:
+        key = output["name"]
+        if key in details:
+            values[key] = details[key]
+            if output.get("error_output", False):
+                status = FAILED
+                reasons[key] = details[key]
+                event_reason = f"deployment {deployment_id} failed"
+    for key in DEPLOY_OUTPUTS:
+        values[key] = details.get(key)
+    if status == FAILED:
+        reason = ", ".join(f"{key} : {value}" for key, value in reasons.items())
+    else:
+        status, reason = COMPLETE, "Outputs received"
+    update_deployment(store, deployment_id, project, updated_at, output_values=values,
+                      status=status, status_reason=reason)
+    return event_reason

@@ -102,9 +102,15 @@ def output_config(item, path):
 
 
 def inputs(items, path="inputs"):
+    """Heat's ``[InputConfig(**i) for i in inputs]``: an input may carry its
+    ``value`` (a deployment's derived config does: heatclient's
+    deployment_utils.build_derived_config_params), which InputConfig takes
+    as an argument of its own and stores with the input."""
     items = [] if items is None else items
     check_io_schema_list(items, path)
-    return [input_config(item, f"{path}[{i}]") for i, item in enumerate(items)]
+    return [input_config({k: v for k, v in item.items() if k != "value"}, f"{path}[{i}]",
+                         value=item.get("value"), with_value="value" in item)
+            for i, item in enumerate(items)]
 
 
 def outputs(items, path="outputs"):

@@ -15,6 +15,7 @@ from nestedflow import exceptions, states
 from nestedflow.checks.runner import CheckRunner
 from nestedflow.db import models
 from nestedflow.db.resources import run_start
+from nestedflow.db.software_config import SoftwareConfigStore
 from nestedflow.engine import tenancy
 from nestedflow.flows import hooks, parking, workers
 from nestedflow.resources import base, external
@@ -243,6 +244,8 @@ class TraversalScope:
             children=ChildStacks(self),
             holder=self.holder,
             request_context=tenancy.restore(self.stack.request_context, current=False),
+            software_configs=SoftwareConfigStore(self.db),
+            project_id=self.stack.project_id,
         )
         context.signals = SignalBox(self.db, self.runtime.events, row.stack_id, row,
                                     stop_event=context.stop_event,

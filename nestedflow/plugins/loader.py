@@ -1,5 +1,10 @@
-"""Resource types come only from stevedore entry points (group ``nestedflow.resources``)."""
+"""Resource types come from stevedore entry points (group
+``nestedflow.resources``) and from Heat's plugin directories (``[heat_compat]
+plugin_dirs``, modules written for Heat; see
+:mod:`nestedflow.resources.heat_compat.plugin_dirs`). An entry point wins
+over a plugin_dirs module that maps the same type name."""
 
+import logging
 import threading
 
 from stevedore import extension
@@ -9,6 +14,7 @@ from nestedflow.resources.nested import TemplateResource
 from nestedflow.template.template import is_template_file_type
 
 NAMESPACE = "nestedflow.resources"
+LOG = logging.getLogger(__name__)
 
 
 class ResourceRegistry:
@@ -35,10 +41,24 @@ class ResourceRegistry:
     def _load(self):
         with self._lock:
             if self._types is None:
+                # Deferred: the adapter is only needed once types are loaded.
+                from nestedflow.conf import CONF
+                from nestedflow.resources.heat_compat import plugin_dirs, shim
+
+                # An entry point may name a Heat plugin file too: its heat.*
+                # imports need the shim before stevedore imports it.
+                shim.install()
                 manager = self._manager or extension.ExtensionManager(
                     NAMESPACE, invoke_on_load=False, on_load_failure_callback=self._failed
                 )
-                self._types = {ext.name: ext.plugin for ext in manager}
+                types = {ext.name: ext.plugin for ext in manager}
+                from_dirs = plugin_dirs.load_types(CONF.heat_compat.plugin_dirs)
+                for name in sorted(set(from_dirs) & (set(types) | set(self._broken))):
+                    LOG.warning("resource type %s: the nestedflow.resources entry point "
+                                "is used, not %s from plugin_dirs", name,
+                                from_dirs[name].__module__)
+                    del from_dirs[name]
+                self._types = {**from_dirs, **types}
             return self._types
 
     def _failed(self, manager, entrypoint, error):

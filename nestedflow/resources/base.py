@@ -13,10 +13,12 @@ missing object as success.
 
 import abc
 import dataclasses
+import hashlib
 import threading
 import typing
 
 from nestedflow import exceptions
+from nestedflow.resources import schema
 
 
 @dataclasses.dataclass
@@ -47,10 +49,22 @@ class ActionContext:
     #: The oslo.context RequestContext of the stack's latest action (None:
     #: the embedded default), without its tokens; see nestedflow.engine.tenancy.
     request_context: typing.Any = None
+    #: The software-config store (:class:`nestedflow.db.software_config.SoftwareConfigStore`)
+    #: Heat's own config and deployment types keep their configs in; None
+    #: where a plugin is made outside a traversal (previews, snapshots).
+    software_configs: typing.Any = None
+    #: The project the stack belongs to (None: the embedded default's).
+    project_id: str | None = None
     #: The signals of this resource and its stack
     #: (:class:`nestedflow.stacks.signals.SignalBox`): what :meth:`Resource.
     #: handle_signal` keeps, and what an action waiting for signals reads.
     signals: typing.Any = None
+
+    def physical_resource_name(self):
+        """Heat's ``<stack>-<resource>-<short id>``: stable for one resource
+        version, new for its replacement."""
+        digest = hashlib.sha1(f"{self.stack_id}:{self.resource_id}".encode())
+        return f"{self.stack_name}-{self.resource_name}-{digest.hexdigest()[:12]}"
 
     def sleep(self, seconds):
         """Wait, but wake up early and stop when this work is no longer ours."""
@@ -59,6 +73,18 @@ class ActionContext:
             raise exceptions.OwnershipLost(
                 f"{self.resource_name}: traversal {self.traversal_id} was stopped"
             )
+
+
+@dataclasses.dataclass(frozen=True)
+class StackSummary:
+    """What :meth:`Resource.validate_resource` may know of the stack whose
+    template is being validated (None where it is not known yet)."""
+
+    name: str | None = None
+    id: str | None = None
+    #: The stack's timeout in minutes; None: no timeout.
+    timeout: int | None = None
+    resource_names: frozenset = frozenset()
 
 
 class Resource(abc.ABC):
@@ -212,6 +238,26 @@ class Resource(abc.ABC):
     def stored_data(self):
         """Plugin data to keep with the resource row for later actions."""
         return self.context.data
+
+    @classmethod
+    def checked_properties(cls, name, values, path):
+        """``values`` (resource ``name``'s properties, functions resolved)
+        checked against the type: converted, defaults filled in. Raises
+        StackValidationFailed naming ``path.<key>``. A type whose
+        ``properties_schema`` is None takes any properties unchecked."""
+        if cls.properties_schema is None:
+            return values
+        return schema.validate_properties(cls.properties_schema, values, path)
+
+    @classmethod
+    def validate_resource(cls, name, properties, stack, path):
+        """Optional: the type's own checks of resource ``name`` when its
+        template is validated, after :meth:`checked_properties` (Heat's
+        ``Resource.validate``). ``properties`` may hold
+        :data:`~nestedflow.resources.schema.UNRESOLVED` values; ``stack`` is
+        a :class:`StackSummary`. Raise StackValidationFailed (naming
+        ``path``) to refuse the template."""
+        return None  # nothing more to check by default
 
     @classmethod
     def needs_replace_with_prop_diff(cls, changed, new_properties, old_properties):

@@ -55,8 +55,10 @@ server accepts every call of its major version up to its minor)::
          list_software_deployments(server_id),
          metadata_software_deployments(server_id),
          signal_software_deployment(deployment_id, details, updated_at);
-         resource_attributes(stack_id, resource_name, names) -> dict;
-         signal_resource(stack_id, resource_name, details)
+         signal_resource(stack_id, resource_name, details);
+         update_stack(..., clear_parameters), list_stacks(..., show_deleted,
+         show_hidden): sent (at 1.5) only when given;
+         resource_attributes(stack_id, resource_name, names) -> dict
 
 Actions (create, update, delete, suspend, resume, check, cancel) return
 once the traversal is stored, with the stack IN_PROGRESS -- as Heat's
@@ -121,10 +123,16 @@ METHODS = {
 #: Arguments added to a method after the version that introduced it: the
 #: client sends them, at that version, only when given.
 LATER_ARGUMENTS = {
-    "create_stack": ("1.4", ("adopt_stack_data", "tags")),
-    "update_stack": ("1.4", ("timeout", "tags")),
-    "list_stacks": ("1.4", ("tags", "tags_any", "not_tags", "not_tags_any")),
+    "create_stack": (("1.4", ("adopt_stack_data", "tags")),),
+    "update_stack": (("1.4", ("timeout", "tags")), ("1.5", ("clear_parameters",))),
+    "list_stacks": (("1.4", ("tags", "tags_any", "not_tags", "not_tags_any")),
+                    ("1.5", ("show_deleted", "show_hidden"))),
 }
+
+
+def version_key(version):
+    """``"1.10"`` after ``"1.9"``: versions compare as numbers."""
+    return tuple(int(part) for part in version.split("."))
 
 #: Where clients rebuild nestedflow's errors from (oslo.messaging's
 #: ``allowed_remote_exmods``): only RemoteFailure crosses the wire.

@@ -59,13 +59,14 @@ class EngineClient:
 
     def _call(self, context, method, _timeout=None, **kwargs):
         version = api.METHODS[method]
-        later_version, later = api.LATER_ARGUMENTS.get(method, (None, ()))
-        for name in later:
-            # Sent only when given, so that an older server still serves the call.
-            if kwargs.get(name) is None:
-                kwargs.pop(name, None)
-            else:
-                version = later_version
+        for later_version, later in api.LATER_ARGUMENTS.get(method, ()):
+            for name in later:
+                # Sent only when given (not None or False), so that an older
+                # server still serves the call.
+                if kwargs.get(name) in (None, False):
+                    kwargs.pop(name, None)
+                else:
+                    version = max(version, later_version, key=api.version_key)
         prepared = self._client.prepare(version=version,
                                         **({"timeout": _timeout} if _timeout else {}))
         try:
@@ -86,11 +87,12 @@ class EngineClient:
 
     def update_stack(self, stack_id, template, parameters=None, files=None, environment=None,
                      existing=False, disable_rollback=None, timeout=None, tags=None,
-                     context=None):
+                     clear_parameters=None, context=None):
         return self._call(context, "update_stack", stack_id=stack_id,
                           template=_local_template(template), parameters=parameters,
                           files=files, environment=environment, existing=existing,
-                          disable_rollback=disable_rollback, timeout=timeout, tags=tags)
+                          disable_rollback=disable_rollback, timeout=timeout, tags=tags,
+                          clear_parameters=clear_parameters)
 
     @_remote
     def delete_stack(self, stack_id, context=None):
@@ -120,7 +122,7 @@ class EngineClient:
 
     @_remote
     def list_stacks(self, show_nested=False, tags=None, tags_any=None, not_tags=None,
-                    not_tags_any=None, context=None):
+                    not_tags_any=None, show_deleted=False, show_hidden=False, context=None):
         pass
 
     @_remote

@@ -37,7 +37,10 @@ def decide(registry, row, new_type, properties, fingerprint):
     old = row.properties_data or {}
     changed = {k for k in set(old) | set(properties) if old.get(k) != properties.get(k)}
     schema = plugin_cls.properties_schema or {}
-    if any(k in schema and not schema[k].update_allowed for k in changed):
+    # Heat's update_allowed_properties: names allowed besides the schema's.
+    allowed = set(getattr(plugin_cls, "update_allowed_properties", ()))
+    if any(k in schema and not schema[k].update_allowed and k not in allowed
+           for k in changed):
         return REPLACE
     if not changed and (row.attr_data or {}).get("fingerprint") == fingerprint:
         return UNCHANGED

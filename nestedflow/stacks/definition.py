@@ -1,7 +1,7 @@
 """A stack's template with its parameters resolved: what every traversal works from."""
 
 from nestedflow import exceptions
-from nestedflow.resources import schema
+from nestedflow.resources.base import StackSummary
 from nestedflow.stacks.types import ValidatingTypes
 from nestedflow.template import functions, loader, parameters, validator
 from nestedflow.template.functions.core import NO_PARENT, facade_of
@@ -25,7 +25,7 @@ class StackDefinition:
 
     @classmethod
     def load(cls, raw, *, files=None, environment=None, params=None, registry,
-             stack_id, stack_name, max_size=None, validate=True, depth=0):
+             stack_id, stack_name, max_size=None, validate=True, depth=0, timeout=None):
         """Parse and (unless re-loading stored state) validate a template.
 
         Raises StackValidationFailed naming where the problem is; nothing is
@@ -49,7 +49,8 @@ class StackDefinition:
         if validate:
             types = ValidatingTypes(registry, template.files, depth,
                                     environment=template.environment)
-            validator.validate(template, resolved, types.get)
+            summary = StackSummary(stack_name, stack_id, timeout, frozenset(template.resources))
+            validator.validate(template, resolved, types.get, stack=summary)
             for name in definition.resources:
                 definition.external_id(name)  # refused before anything is stored
         return definition
@@ -110,10 +111,7 @@ class StackDefinition:
         values = functions.resolve(
             definition.properties or {}, self._context(get_resource, get_attr), path=path
         )
-        plugin = self.registry.get(definition.type)
-        if plugin.properties_schema is None:
-            return values
-        return schema.validate_properties(plugin.properties_schema, values, path)
+        return self.registry.get(definition.type).checked_properties(name, values, path)
 
     def external_id(self, name):
         """The id resource ``name`` adopts (Heat's ``external_id``), or None.

@@ -61,7 +61,8 @@ class StackLifecycle:
             self._check_name_is_not_an_id(name)
         depth = 0 if parent is None else parent.depth + 1
         definition = self.load(template, files, environment, parameters, stack_id, name,
-                               depth=depth, root_id=parent.root_id if parent else None)
+                               depth=depth, root_id=parent.root_id if parent else None,
+                               timeout=timeout)
         traversal_id = str(uuid.uuid4())
         dependencies = definition.dependencies()
         stack = self.db.create_stack(
@@ -100,14 +101,16 @@ class StackLifecycle:
 
     def update(self, stack_id, template, parameters=None, files=None, environment=None,
                existing=False, disable_rollback=None, context=None, reason=None,
-               timeout=None):
+               timeout=None, clear_parameters=()):
         """Converge the stack to a new template; supersedes a traversal in progress.
 
         ``existing=True`` is Heat's PATCH: the stored template, parameters,
-        files and environment are kept where not given.
+        files and environment are kept where not given, but for the
+        parameters named in ``clear_parameters``, which go back to their
+        defaults.
         """
         stack, definition, files, parameters = self.prepare_update(
-            stack_id, template, parameters, files, environment, existing)
+            stack_id, template, parameters, files, environment, existing, clear_parameters)
         dependencies = definition.dependencies()
         _check_timeout(timeout)
         values = {"status_reason": reason or "Stack UPDATE started"}
@@ -139,7 +142,7 @@ class StackLifecycle:
         return stack.id
 
     def prepare_update(self, stack_id, template, parameters=None, files=None,
-                       environment=None, existing=False):
+                       environment=None, existing=False, clear_parameters=()):
         """What an update would converge to, validated; stores nothing.
 
         Returns (stack row, new definition, files, parameters) -- shared by
@@ -152,14 +155,19 @@ class StackLifecycle:
         if existing:
             stored = self.db.get_template(stack.raw_template_id)
             template = stored.template if template is None else template
-            parameters = {**stored.parameters, **(parameters or {})}
+            # heat/engine/service.py _prepare_stack_updates: the stored
+            # parameters but the cleared ones, then the new ones.
+            cleared = set(clear_parameters or ())
+            retained = {k: v for k, v in stored.parameters.items() if k not in cleared}
+            parameters = {**retained, **(parameters or {})}
             files = {**stored.files, **(files or {})}
             environment = _merge_environment(stored.environment, environment)
         elif template is None:
             raise exceptions.StackValidationFailed(
                 "a template is needed unless the update is --existing", path="template")
         definition = self.load(template, files, environment, parameters, stack.id, stack.name,
-                               depth=stack.nested_depth, root_id=stack.root_id)
+                               depth=stack.nested_depth, root_id=stack.root_id,
+                               timeout=stack.timeout)
         return stack, definition, files, parameters
 
     def _check_name_is_not_an_id(self, name):
@@ -226,7 +234,7 @@ class StackLifecycle:
     # -- validation -----------------------------------------------------------
 
     def load(self, template, files, environment, parameters, stack_id, name, depth=0,
-             root_id=None):
+             root_id=None, timeout=None):
         """Validate everything before anything is stored."""
         limits.check_parameters_mapping(parameters)
         self._check_size(files)
@@ -244,6 +252,7 @@ class StackLifecycle:
             stack_name=name,
             max_size=CONF.engine.max_template_size,
             depth=depth,
+            timeout=timeout,
         )
         count = len(definition.resources)
         if root_id is not None:

@@ -3,6 +3,7 @@
 import heapq
 
 from nestedflow.exceptions import DependencyCycle, StackValidationFailed, UnknownResourceType
+from nestedflow.resources.base import StackSummary
 from nestedflow.resources.schema import UNRESOLVED, validate_properties
 from nestedflow.template import functions
 from nestedflow.template.functions import sizes
@@ -77,15 +78,27 @@ def _validation_context(template, parameters):
     )
 
 
-def validate(template, parameters, type_lookup):
+def _checked_properties(cls, name, properties, path):
+    checked = getattr(cls, "checked_properties", None)
+    if checked is not None:
+        return checked(name, properties, path)
+    schema = getattr(cls, "properties_schema", None)
+    return properties if schema is None else validate_properties(schema, properties, path)
+
+
+def validate(template, parameters, type_lookup, stack=None):
     """Validate ``template`` with resolved ``parameters``; return resource names in
     dependency order (every resource after those it requires).
 
     ``type_lookup(type_name)`` returns the resource class or raises
     UnknownResourceType. A class whose ``properties_schema`` is None has its
-    properties resolved but not checked against a schema.
+    properties resolved but not checked against a schema. ``stack``, a
+    :class:`~nestedflow.resources.base.StackSummary`, is what a type's
+    ``validate_resource`` learns of the stack (by default: its resource names).
     """
     template.apply_conditions(parameters)
+    if stack is None:
+        stack = StackSummary(resource_names=frozenset(template.resources))
     classes = _lookup_classes(template, type_lookup)
     ctx = _validation_context(template, parameters)
     for name, definition in template.resources.items():
@@ -99,9 +112,10 @@ def validate(template, parameters, type_lookup):
         functions.resolve(definition.metadata, ctx, f"{base}.metadata")
         functions.resolve(definition.update_policy, ctx, f"{base}.update_policy")
         _check_deletion_policy(definition, classes[name], base)
-        schema = getattr(classes[name], "properties_schema", None)
-        if schema is not None:
-            properties = validate_properties(schema, properties, f"{base}.properties")
+        properties = _checked_properties(classes[name], name, properties, f"{base}.properties")
+        validate_resource = getattr(classes[name], "validate_resource", None)
+        if validate_resource is not None:
+            validate_resource(name, properties, stack, base)
         # Types that contain other resources (groups) check what they contain.
         validate_nested = getattr(classes[name], "validate_nested", None)
         if validate_nested is not None:

@@ -261,7 +261,7 @@ def test_example_environment_files_check_the_unchanged_example(tmp_path, stack_n
         ("app", "PASS"), ("db", "PASS"), ("network", "PASS")]
     code, out, err = run("stack", "create", stack_name + "-x", "-t", template, "-e",
                          str(root / "examples" / "checks" / "webapp-unreachable.yaml"),
-                         "--wait")
+                         "--enable-rollback", "--wait")
     assert code == 1
     assert "ROLLBACK_COMPLETE" in err and "resources.app: post-check 'app answers'" in err
     code, out, err = run("stack", "checks", stack_name + "-x", "-f", "json")

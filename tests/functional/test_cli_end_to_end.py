@@ -34,16 +34,18 @@ def test_readme_example_create_show_delete(cli):
     created = cli("stack", "create", "demo", "-t", "examples/webapp.yaml", "--wait",
                   "-f", "json")
     stack = json.loads(created.stdout)
-    assert (stack["action"], stack["status"]) == ("CREATE", "COMPLETE")
+    assert stack["stack_status"] == "CREATE_COMPLETE"
     resources = json.loads(cli("stack", "resources", "demo", "-f", "json").stdout)
-    assert {r["name"] for r in resources} == {"db_password", "network", "db", "cache", "app"}
-    assert all(r["status"] == "COMPLETE" for r in resources)
+    assert {r["resource_name"] for r in resources} == {"db_password", "network", "db", "cache",
+                                                       "app"}
+    assert all(r["resource_status"] == "CREATE_COMPLETE" for r in resources)
     outputs = json.loads(cli("stack", "outputs", "demo", "-f", "json").stdout)
     assert outputs["app_url"] == "http://webapp.example.com:8080/"
     table = cli("stack", "resources", "demo").stdout
     assert "db_password" in table and "CREATE" in table
     events = json.loads(cli("stack", "events", "demo", "-f", "json").stdout)
-    assert any(e["resource_name"] == "app" and e["status"] == "COMPLETE" for e in events)
+    assert any(e["resource_name"] == "app" and e["resource_status"] == "CREATE_COMPLETE"
+               for e in events)
 
     engine = nestedflow.Engine(db_url=cli.db_url)
     try:
@@ -57,8 +59,12 @@ def test_readme_example_create_show_delete(cli):
 
 
 def test_failing_example_rolls_back_and_exits_non_zero(cli):
-    proc = cli("stack", "create", "broken", "-t", "examples/failing.yaml", "--wait", expect=1)
+    proc = cli("stack", "create", "broken", "-t", "examples/failing.yaml", "--enable-rollback",
+               "--wait", expect=1)
     assert "ROLLBACK" in proc.stdout + proc.stderr
+    # heatclient's default: no rollback, the failed create is kept.
+    proc = cli("stack", "create", "kept", "-t", "examples/failing.yaml", "--wait", expect=1)
+    assert "ERROR: Stack kept CREATE_FAILED" in proc.stderr
 
 
 def test_errors_are_one_line_without_traceback(cli, tmp_path):

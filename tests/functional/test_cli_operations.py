@@ -109,8 +109,8 @@ def test_operator_commands(cli, tmp_path):
     assert cli.json("stack", "snapshot", "list", "web") == []
 
     cli("stack", "resource", "mark", "unhealthy", "web", "config", "disk gone")
-    resources = {r["name"]: r for r in cli.json("stack", "resource", "list", "web")}
-    assert resources["config"]["status"] == "FAILED"
+    resources = {r["resource_name"]: r for r in cli.json("stack", "resource", "list", "web")}
+    assert resources["config"]["resource_status"] == "CHECK_FAILED"
     cli("stack", "resource", "mark", "unhealthy", "web", "config", "--reset")
 
     before = live(cli.db_url)

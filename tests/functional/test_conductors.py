@@ -78,7 +78,7 @@ def test_stacks_posted_elsewhere_complete_spread_over_conductors(cluster, probe,
         # Another process posts the jobs and returns at once.
         result = cli(cluster, "stack", "create", name, "-t", str(template), "-f", "json")
         assert result.returncode == 0, result.stderr
-        assert json.loads(result.stdout)["status"] == "IN_PROGRESS"
+        assert json.loads(result.stdout)["stack_status"] == "CREATE_IN_PROGRESS"
     engine = cluster.engine()
     stacks = [engine.wait(engine.get_stack(name).id, timeout=180) for name in names]
     elapsed = time.monotonic() - started
@@ -285,6 +285,9 @@ def test_board_lists_unclaimed_jobs_from_one_listing():
         posted = [board.post(f"job {i}", details={"i": i}) for i in range(4)]
         wait_for(lambda: len(list(board.unclaimed_jobs(ensure_fresh=True))) == 4, 10,
                  what="the board to see its posts")
+        # The other board learns of them through its own watch: under load later.
+        wait_for(lambda: len(list(other.unclaimed_jobs(ensure_fresh=True))) == 4, 10,
+                 what="the other board to see the posts")
         other.claim(posted[1], "someone")
         board.claim(posted[2], "me")
         board.consume(posted[2], "me")

@@ -63,6 +63,7 @@ def test_configs(engine):
     with pytest.raises(exceptions.SoftwareConfigNotFound,
                        match=f"Software config with id {second['id']} not found"):
         engine.show_software_config(second["id"])
+    engine.delete_software_config(made["id"])  # the session's database is shared
 
 
 def test_bad_inputs_are_refused_naming_where(engine):

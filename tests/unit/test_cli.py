@@ -212,7 +212,7 @@ def test_format_before_and_after_command(engine):
                  ["--format=json", "stack", "list"],
                  ["--db-url", "sqlite://", "-f", "json", "stack", "list"]):
         code, out, _ = run(*argv)
-        assert code == 0 and json.loads(out)[0]["id"] == "s-1"
+        assert code == 0 and json.loads(out)[0]["ID"] == "s-1"
     assert shell.move_global_format(["-f", "json", "stack", "show", "x"]) == [
         "stack", "show", "x", "-f", "json"]
 
@@ -340,7 +340,7 @@ def test_create_closes_engine(engine, template):
 def test_create_without_wait_on_jobboard_returns_at_once(engine, template):
     code, out, err = run("stack", "create", "web", "-t", template, "-f", "json")
     assert code == 0
-    assert json.loads(out)["status"] == "IN_PROGRESS"
+    assert json.loads(out)["stack_status"] == "CREATE_IN_PROGRESS"
     assert ("wait", "s-new") not in engine.calls
     assert err == ""
 
@@ -352,7 +352,7 @@ def test_create_in_process_waits_even_without_wait(engine, template):
     assert code == 0
     assert ("wait", "s-new") in engine.calls
     assert err == waiting.IN_PROCESS_NOTICE + "\n"
-    assert json.loads(out)["status"] == "COMPLETE"
+    assert json.loads(out)["stack_status"] == "CREATE_COMPLETE"
 
 
 def test_create_rolled_back_exits_1_with_reason(engine, template):
@@ -362,6 +362,17 @@ def test_create_rolled_back_exits_1_with_reason(engine, template):
     assert code == 1
     assert "ROLLBACK" in out
     assert err == "ERROR: Stack web ROLLBACK_COMPLETE: resources.a: boom\n"
+
+
+def test_create_rollback_default_is_heatclients(engine, template):
+    """heatclient/osc/v1/stack.py CreateStack: disable_rollback = not
+    --enable-rollback, so a plain create is not rolled back."""
+    engine.final = FakeStack(id="s-new", name="web")
+    for flags, expected in (([], True), (["--enable-rollback"], False),
+                            (["--disable-rollback"], True)):
+        assert run("stack", "create", "web", "-t", template, *flags)[0] == 0
+        call = [c for c in engine.calls if c[0] == "create_stack"][-1]
+        assert call[3]["disable_rollback"] is expected
 
 
 def test_create_missing_template(engine, tmp_path):
@@ -464,6 +475,28 @@ def test_simple_actions(engine, command, method, action):
     assert run("stack", command, "web", "--wait")[0] == 1
 
 
+def test_actions_on_several_stacks(engine):
+    """heatclient/osc/v1/stack.py _stacks_action: one or more stacks, each
+    acted on in turn, listed afterwards with stack list's columns."""
+    engine.stacks["s-2"] = FakeStack(id="s-2", name="db")
+    engine.final = FakeStack(action="SUSPEND")
+    code, out, err = run("stack", "suspend", "web", "db", "--wait", "-f", "json")
+    assert code == 0, err
+    assert [c for c in engine.calls if c[0] == "suspend_stack"] == [
+        ("suspend_stack", "s-1"), ("suspend_stack", "s-2")]
+    rows = json.loads(out)
+    assert list(rows[0]) == ["ID", "Stack Name", "Stack Status", "Creation Time",
+                             "Updated Time"]
+    assert [r["Stack Status"] for r in rows] == ["SUSPEND_COMPLETE"] * 2
+    # A failure does not stop the others; it is reported and the exit status is 1.
+    engine.final = FakeStack(action="CHECK", status="FAILED", status_reason="no")
+    code, out, err = run("stack", "check", "web", "db", "--wait", "-f", "value",
+                         "-c", "stack_status")
+    assert code == 1
+    assert out == "CHECK_FAILED\nCHECK_FAILED\n"
+    assert err.count("ERROR: Stack web CHECK_FAILED: no") == 2
+
+
 def test_cancel(engine):
     engine.final = FakeStack(action="ROLLBACK")
     assert run("stack", "cancel", "web", "--wait")[0] == 0
@@ -512,7 +545,10 @@ def test_list_json(engine):
     code, out, _ = run("stack", "list", "--show-nested", "-f", "json")
     assert code == 0
     data = json.loads(out)
-    assert isinstance(data, list) and data[0]["id"] == "s-1"
+    assert isinstance(data, list) and data[0]["ID"] == "s-1"
+    # heatclient adds the parent column with --nested (osc/v1/stack.py _list).
+    assert list(data[0]) == ["ID", "Stack Name", "Stack Status", "Creation Time",
+                             "Updated Time", "Parent"]
     assert ("list_stacks", True) in engine.calls
     assert "\x1b" not in out
 
@@ -520,8 +556,9 @@ def test_list_json(engine):
 def test_list_table(engine):
     code, out, _ = run("stack", "list")
     assert code == 0
-    for text in ("id", "name", "updated_at", "s-1", "web", "CREATE", "COMPLETE",
-                 "2024-05-01 12:00:00"):
+    # heatclient's columns (osc/v1/stack.py _list).
+    for text in ("| ID ", "| Stack Name ", "| Stack Status ", "| Creation Time ",
+                 "| Updated Time ", "s-1", "web", "CREATE_COMPLETE", "2024-05-01 12:00:00"):
         assert text in out
     assert "123456" not in out and "None" not in out
 
@@ -530,28 +567,38 @@ def test_show_table_with_outputs(engine):
     engine.stacks["s-1"].outputs = {"url": "http://x", "ports": [80, 443]}
     code, out, _ = run("stack", "show", "web")
     assert code == 0
-    assert "status_reason" in out and "Stack CREATE completed successfully" in out
+    assert "stack_status_reason" in out and "Stack CREATE completed successfully" in out
     # heatclient's layout: one "name: value" line per output, YAML for structures.
-    assert "| outputs          | ports:" in out
-    assert "|                  |   - 80" in out
-    assert "| url: http://x" in out.replace("|                  ", "")
+    assert "| outputs             | ports:" in out
+    assert "|                     |   - 80" in out
+    assert "| url: http://x" in out.replace("|                     ", "")
 
 
 def test_show_json(engine):
     code, out, _ = run("-f", "json", "stack", "show", "s-1")
-    assert json.loads(out) == {**engine.stacks["s-1"].to_dict(),
-                               "stack_status": "CREATE_COMPLETE"}
+    stack = engine.stacks["s-1"]
+    data = json.loads(out)
+    # heatclient's fields first, in its order (osc/v1/stack.py _show_stack).
+    assert list(data)[:6] == ["id", "stack_name", "creation_time", "updated_time",
+                              "stack_status", "stack_status_reason"]
+    assert data["id"] == stack.id and data["stack_name"] == stack.name
+    assert data["stack_status"] == "CREATE_COMPLETE"
+    assert data["stack_status_reason"] == stack.status_reason
+    assert data["outputs"] == stack.outputs
 
 
 def test_resources_table_and_json(engine):
     code, out, _ = run("stack", "resources", "web")
     assert code == 0
-    for text in ("physical_id", "OS::Heat::None", "p-2"):
+    for text in ("physical_resource_id", "resource_type", "OS::Heat::None", "p-2"):
         assert text in out
-    assert "state changed" in run("stack", "resources", "web", "--long")[1]
+    assert "stack_name" in run("stack", "resources", "web", "--long")[1]
     assert ("list_resources", "s-1") in engine.calls
     data = json.loads(run("stack", "resources", "web", "-f", "json")[1])
-    assert [r["name"] for r in data] == ["a", "b"]
+    assert [r["resource_name"] for r in data] == ["a", "b"]
+    # heatclient's columns (osc/v1/resource.py ResourceList).
+    assert list(data[0]) == ["resource_name", "physical_resource_id", "resource_type",
+                             "resource_status", "updated_time"]
 
 
 def test_events_table_keeps_brackets(engine):
@@ -583,6 +630,7 @@ def test_db_sync(monkeypatch):
     fake = types.ModuleType("nestedflow.db.migration")
     fake.db_sync = calls.append
     fake.default_url = migration.default_url
+    fake.revisions = lambda url: {"0008"}
     monkeypatch.setitem(sys.modules, "nestedflow.db.migration", fake)
     import nestedflow.db
 
@@ -590,7 +638,8 @@ def test_db_sync(monkeypatch):
     code, out, _ = run("--db-url", "postgresql://u:secret@127.0.0.1/test", "db", "sync")
     assert code == 0
     assert calls == ["postgresql://u:secret@127.0.0.1/test"]
-    assert out == "database at postgresql://u:***@127.0.0.1/test is up to date\n"
+    assert out == ("database at postgresql://u:***@127.0.0.1/test is up to date "
+                   "(revision 0008)\n")
 
     code, out, _ = run("db", "sync")
     assert calls[-1] is None
@@ -690,11 +739,15 @@ def test_formats_and_columns(engine):
     import yaml
 
     code, out, _ = run("stack", "list", "-f", "yaml")
-    assert code == 0 and yaml.safe_load(out)[0]["name"] == "web"
+    assert code == 0 and yaml.safe_load(out)[0]["Stack Name"] == "web"
+    # heatclient's names and nestedflow's earlier ones both answer -c.
+    assert run("stack", "list", "-f", "value", "-c", "Stack Name", "-c", "Stack Status")[1] \
+        == "web CREATE_COMPLETE\n"
     assert run("stack", "list", "-f", "value", "-c", "name", "-c", "status")[1] == \
         "web COMPLETE\n"
     out = run("stack", "list", "-f", "csv", "-c", "id", "-c", "created_at")[1]
-    assert out.splitlines() == ['"id","created_at"', '"s-1","2024-05-01T12:00:00.123456"']
+    # cliff matches -c case-insensitively: "id" selects heatclient's "ID".
+    assert out.splitlines() == ['"ID","created_at"', '"s-1","2024-05-01T12:00:00.123456"']
     assert run("stack", "show", "web", "-f", "value", "-c", "stack_status")[1] == \
         "CREATE_COMPLETE\n"
     assert run("stack", "show", "web", "-f", "shell", "-c", "status")[1] == 'status="COMPLETE"\n'
@@ -705,12 +758,22 @@ def test_max_width_80_keeps_names_whole(engine):
     engine.resources = [FakeResource(long_name, physical_id="9adc8be0-601d-4e11-b258-97f6a47d34a9",
                                      type="OS::Heat::TestResource",
                                      status_reason="a long reason " * 6)]
+    def floor(headings, kept=()):
+        # A column is never narrower than its heading: heatclient's column
+        # names set how narrow a table can get.
+        return sum(max(len(h), len(k)) for h, k in zip(headings, kept or headings,
+                                                          strict=True)) \
+            + 3 * len(headings) + 1
+
     code, out, _ = run("stack", "resource", "list", "web", "--max-width", "80")
     assert code == 0
-    assert max(len(line) for line in out.splitlines()) <= 80
+    headings = ("resource_name", "physical_resource_id", "resource_type",
+                "resource_status", "updated_time")
+    narrowest = floor(headings, (long_name,) + headings[1:])
+    assert max(len(line) for line in out.splitlines()) == max(80, narrowest)
     assert f"| {long_name} |" in out and "…" not in out
-    code, out, _ = run("stack", "event", "list", "web", "--max-width", "80")
-    assert max(len(line) for line in out.splitlines()) <= 80
+    # The reason and id columns are wrapped, not the table widened by them.
+    assert "9adc8be0-601d-4e11-b258-97f6a47d34a9" not in out
 
 
 def test_show_one_output_and_resource(engine):
@@ -722,7 +785,10 @@ def test_show_one_output_and_resource(engine):
     assert run("stack", "output", "show", "web", "nope")[2] == \
         "ERROR: Output nope not found in stack web\n"
     data = json.loads(run("stack", "resource", "show", "web", "b", "-f", "json")[1])
-    assert (data["physical_id"], data["stack_name"]) == ("p-2", "web")
+    assert (data["physical_resource_id"], data["stack_name"]) == ("p-2", "web")
+    data = json.loads(run("stack", "resource", "show", "web", "b", "-f", "json",
+                          "-c", "physical_id", "-c", "type")[1])
+    assert data == {"physical_id": "p-2", "type": "OS::Heat::None"}
     assert run("stack", "resource", "show", "web", "zz")[2] == \
         "ERROR: Resource zz not found in stack web\n"
     data = json.loads(run("stack", "event", "show", "web", "a", "1", "-f", "json")[1])

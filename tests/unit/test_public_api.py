@@ -16,7 +16,7 @@ ENGINE_SIGNATURES = {
     "disable_rollback=False, timeout=None, adopt_stack_data=None, tags=None, context=None)",
     "update_stack": "(self, stack_id, template, parameters=None, files=None, "
     "environment=None, existing=False, disable_rollback=None, timeout=None, tags=None, "
-    "context=None)",
+    "clear_parameters=None, context=None)",
     "delete_stack": "(self, stack_id, context=None)",
     "suspend_stack": "(self, stack_id, context=None)",
     "resume_stack": "(self, stack_id, context=None)",
@@ -25,7 +25,7 @@ ENGINE_SIGNATURES = {
     "wait": "(self, stack_id, timeout=None, context=None)",
     "get_stack": "(self, stack_id, context=None)",
     "list_stacks": "(self, show_nested=False, tags=None, tags_any=None, not_tags=None, "
-    "not_tags_any=None, context=None)",
+    "not_tags_any=None, show_deleted=False, show_hidden=False, context=None)",
     "list_resources": "(self, stack_id, nested_depth=0, context=None)",
     "list_events": "(self, stack_id, nested_depth=0, context=None)",
     "count_stacks": "(self, show_nested=False, context=None)",

@@ -72,7 +72,8 @@ def test_urls_are_refused(tmp_path):
     top = write(tmp_path / "t.yaml", "heat_template_version: 2018-08-31\nresources:\n"
                 "  a: {type: 'https://example.com/x.yaml'}\n")
     with pytest.raises(template_files.FilesError,
-                       match=r"t.yaml: https://example.com/x.yaml is a URL; only local"):
+                       match=r"t.yaml: https://example.com/x.yaml refused: nestedflow reads "
+                             r"local files only"):
         template_files.template_contents(str(top))
 
 

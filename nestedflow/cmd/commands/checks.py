@@ -3,7 +3,7 @@ re-runs, stop and continue, and the deployment at a glance."""
 
 
 from nestedflow import states
-from nestedflow.cmd.commands import bases, columns, listing, resources, stack_actions, tables
+from nestedflow.cmd.commands import bases, columns, listing, resources, stacks, tables
 
 CHECK_FIELDS = ("timestamp", "resource_name", "action", "phase", "check", "type", "status",
                 "message", "duration", "attempts", "traversal_id")
@@ -34,7 +34,23 @@ class StackChecks(tables.Lister):
         return names, [columns.row(c, names) for c in found]
 
 
-class StackRerun(stack_actions._SimpleAction):
+class _OneStackAction(stacks.StackCommand):
+    """An action of nestedflow's own on one stack, answering ``stack show``'s fields."""
+
+    #: Engine method starting the action.
+    method = None
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("stack", metavar="<stack>", help="stack to act on (name or ID)")
+        return parser
+
+    def start(self, parsed_args):
+        stack = self.app.find_stack(parsed_args.stack)
+        return getattr(self.app.engine, self.method)(stack.id)
+
+
+class StackRerun(_OneStackAction):
     """Re-run some resources of a stack, leaving the others untouched."""
 
     def get_parser(self, prog_name):
@@ -59,7 +75,7 @@ class StackRerun(stack_actions._SimpleAction):
                                      checks_only=parsed_args.checks_only)
 
 
-class StackStop(stack_actions._SimpleAction):
+class StackStop(_OneStackAction):
     """Stop a create or update at a safe point, without rolling back (continue it
     later with ``stack continue``)."""
 
@@ -70,7 +86,7 @@ class StackStop(stack_actions._SimpleAction):
         return stack.status != states.IN_PROGRESS
 
 
-class StackContinue(stack_actions._SimpleAction):
+class StackContinue(_OneStackAction):
     """Continue a stopped (or failed) create or update from where it stopped."""
 
     def start(self, parsed_args):

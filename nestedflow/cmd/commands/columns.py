@@ -45,6 +45,16 @@ class Structure(columns.FormattableColumn):
         return _yaml(self._value)
 
 
+class Json(columns.FormattableColumn):
+    """A structure as heatclient's ``JsonColumn`` shows it in a table
+    (heatclient/common/utils.py ``json_formatter``: two-space indent)."""
+
+    def human_readable(self):
+        import json
+
+        return json.dumps(self._value, indent=2, ensure_ascii=False, separators=(", ", ": "))
+
+
 class Outputs(columns.FormattableColumn):
     """A stack's outputs as heatclient prints them: one ``name: value`` per
     line, structured values as indented YAML."""

@@ -33,7 +33,9 @@ class SyncDatabase(bases.Command):
 
         db_url = self.app.db_url
         try:
+            before = migration.revisions(db_url)
             migration.db_sync(db_url)
+            after = migration.revisions(db_url)
         except exceptions.NestedflowError:
             raise
         except Exception as exc:
@@ -42,5 +44,12 @@ class SyncDatabase(bases.Command):
             if isinstance(exc, SQLAlchemyError):
                 raise CommandError(f"database sync failed: {exc}") from exc
             raise
-        self.app.stdout.write(f"database at {display_url(db_url)} is up to date\n")
+        shown, head = display_url(db_url), ", ".join(sorted(after or ()))
+        if before is None:
+            self.app.stdout.write(f"created the schema at {shown} (revision {head})\n")
+        elif before != after:
+            self.app.stdout.write(f"upgraded {shown} from revision "
+                                  f"{', '.join(sorted(before))} to {head}\n")
+        else:
+            self.app.stdout.write(f"database at {shown} is up to date (revision {head})\n")
         return 0

@@ -5,12 +5,26 @@ from nestedflow.cmd.commands import bases, columns, listing, resources, tables
 
 FIELDS = ("id", "timestamp", "resource_name", "action", "status", "status_reason",
           "physical_id", "engine_id")
-#: The table's columns without --long: what fits 80 columns.
-SHORT = ("timestamp", "resource_name", "action", "status", "status_reason")
+#: Seconds between two looks for new events with --follow (heatclient: 5).
+FOLLOW_INTERVAL = 1.0
+
+#: heatclient's ``stack event list`` columns (osc/v1/event.py ``ListEvent``);
+#: ``stack_name`` with --nested-depth. --long adds nestedflow's engine_id.
+HEAT_COLUMNS = ("resource_name", "id", "resource_status", "resource_status_reason",
+                "event_time", "physical_resource_id", "logical_resource_id")
 
 
 class ListEvent(tables.Lister):
-    """List a stack's events, oldest first."""
+    """List a stack's events, oldest first (one per line by default, as
+    heatclient prints them; ``-f table|json|yaml|value|csv`` for columns)."""
+
+    @property
+    def formatter_namespace(self):
+        return "nestedflow.formatter.events"
+
+    @property
+    def formatter_default(self):
+        return "log"
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -22,16 +36,62 @@ class ListEvent(tables.Lister):
             parser, "the event id, physical id and the engine (or conductor) that ran "
             "the action")
         listing.add_arguments(parser, FIELDS)
+        parser.add_argument("--follow", action="store_true",
+                            help="print events as they happen, until interrupted "
+                                 "(log format only)")
         return parser
 
     def take_action(self, parsed_args):
         stack = self.app.find_stack(parsed_args.stack)
+        if parsed_args.follow:
+            return self._follow(stack, parsed_args)
+        return self._columns(stack, parsed_args, self._events(stack, parsed_args))
+
+    def _events(self, stack, parsed_args, after=None):
+        """The events asked for; with ``after``, only those with a greater id
+        (ids grow with every event written, in every stack of the tree)."""
         found = self.app.engine.list_events(stack.id, nested_depth=parsed_args.nested_depth)
         if parsed_args.resource:
             found = [e for e in found if e.resource_name == parsed_args.resource]
         found = listing.select(found, parsed_args, "id")
-        names = tables.pick_columns(parsed_args, FIELDS, SHORT)
-        return names, [columns.row(e, names) for e in found]
+        if after is not None:
+            found = [e for e in found if e.id > after]
+        return found
+
+    def _columns(self, stack, parsed_args, found):
+        from nestedflow.cmd.commands import heat_columns
+
+        parsed_args.top_stack_name = stack.name  # the log format names nested ones only
+        shown = HEAT_COLUMNS
+        if parsed_args.nested_depth:
+            shown += ("stack_name",)
+        if parsed_args.long:
+            shown += ("engine_id",)
+        names = heat_columns.names(parsed_args, shown, FIELDS)
+        return names, heat_columns.rows(found, names)
+
+
+    def _follow(self, stack, parsed_args):
+        """heatclient's ``--follow`` (osc/v1/event.py): the events so far,
+        then each new one, polling every FOLLOW_INTERVAL seconds, until
+        Ctrl-C -- which ends the command only, never the stack's action."""
+        import time
+
+        from nestedflow.cmd.shell import CommandError
+
+        if parsed_args.formatter != "log":
+            raise CommandError("--follow can only be specified with --format log")
+        formatter = self._formatter_plugins["log"].obj
+        self.app.followed_stack = stack.name
+        last = None
+        while True:
+            found = self._events(stack, parsed_args, last)
+            if found:
+                names, rows = self._columns(stack, parsed_args, found)
+                formatter.emit_list(names, rows, self.app.stdout, parsed_args)
+                self.app.stdout.flush()
+                last = found[-1].id
+            time.sleep(FOLLOW_INTERVAL)
 
 
 class ShowEvent(bases.ShowOne):

@@ -45,12 +45,22 @@ def _text(value):
     return str(value)
 
 
+def _field(rows, key):
+    # heatclient's keys (stack_status, resource_name...) name view fields too.
+    from nestedflow.cmd.commands import heat_columns
+
+    if rows and not hasattr(rows[0], key):
+        return heat_columns.KEYS.get(key, key)
+    return key
+
+
 def select(rows, parsed_args, id_field):
     """``rows`` (views) filtered, sorted, after the marker and limited."""
     from nestedflow.cmd.shell import CommandError
 
     rows = list(rows)
     for key, values in _filters(parsed_args.filters).items():
+        key = _field(rows, key)
         if rows and not hasattr(rows[0], key):
             raise CommandError(f"cannot filter on {key!r}: no such field")
         rows = [r for r in rows if _text(getattr(r, key)) in values]
@@ -58,6 +68,7 @@ def select(rows, parsed_args, id_field):
         # Stable sorts, last key first: the first key decides.
         for spec in reversed(parsed_args.sort.split(",")):
             key, _, direction = spec.strip().partition(":")
+            key = _field(rows, key)
             if direction not in ("", "asc", "desc"):
                 raise CommandError(f"invalid sort direction {direction!r}: asc or desc")
             if rows and not hasattr(rows[0], key):

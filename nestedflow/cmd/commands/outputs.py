@@ -17,9 +17,26 @@ class ListOutput(tables.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        outputs = self.app.find_stack(parsed_args.stack).outputs or {}
-        return ("output_key", "output_value"), [
-            (key, columns.cell(outputs[key])) for key in sorted(outputs)]
+        # heatclient's columns: output_key and description (osc/v1/stack.py
+        # OutputListStack, from Heat's list_outputs); the value answers -c.
+        from nestedflow.cmd.commands import heat_columns
+
+        stack = self.app.find_stack(parsed_args.stack)
+        outputs = stack.outputs or {}
+        described = self.app.engine.get_template(stack.id).get("outputs") or {}
+        names = heat_columns.names(parsed_args, ("output_key", "description"),
+                                   ("output_value",))
+        rows = []
+        for key in sorted(outputs):
+            entry = described.get(key)
+            description = entry.get("description") if isinstance(entry, dict) else None
+            # heat/engine/output.py OutputDefinition.description()
+            row = {"output_key": key, "output_value": columns.cell(outputs[key]),
+                   "description": "No description given" if description is None
+                   else str(description)}
+            rows.append(tuple(columns.cell(row[n]) if n != "output_value" else row[n]
+                              for n in names))
+        return names, rows
 
 
 class ShowOutput(bases.ShowOne):

@@ -3,8 +3,7 @@
 import dataclasses
 
 from nestedflow import states
-from nestedflow.cmd.commands import (bases, columns, previews, signals, tables, templates,
-                                     waiting)
+from nestedflow.cmd.commands import bases, columns, previews, signals, tables, templates, waiting
 
 #: ``stack show`` fields, in heatclient's order where it has them.
 STACK_FIELDS = ("id", "name", "action", "status", "status_reason", "parent_id",
@@ -23,18 +22,36 @@ def _fields(stack):
     return STACK_FIELDS
 
 
-def stack_data(stack):
-    """``(names, values)`` of a stack for a ShowOne command."""
-    values = []
-    fields = _fields(stack)
-    for field in fields:
-        value = getattr(stack, field, None)
+#: heatclient's ``stack show`` fields, in its order (osc/v1/stack.py
+#: ``_show_stack``; Heat's format_stack keys), then nestedflow's own.
+HEAT_SHOW_FIELDS = ("id", "stack_name", "creation_time", "updated_time", "stack_status",
+                    "stack_status_reason", "outputs", "parent", "disable_rollback",
+                    "tags", "timeout_mins", "project_id")
+
+
+#: Fields of the engine's view shown under their own name: nothing of
+#: heatclient's says the same.
+OWN_SHOW_FIELDS = ("output_errors",)
+
+
+def stack_data(stack, parsed_args=None):
+    """``(names, values)`` of a stack for a ShowOne command: heatclient's
+    fields, nestedflow's own, and the view's other names (``name``,
+    ``action``, ``status``...) when a ``-c`` asks for them."""
+    from nestedflow.cmd.commands import heat_columns
+
+    names, values = [], []
+    own = tuple(f for f in OWN_SHOW_FIELDS if getattr(stack, f, None))
+    legacy = tuple(f for f in _fields(stack) if f not in HEAT_SHOW_FIELDS)
+    for field in heat_columns.names(parsed_args, HEAT_SHOW_FIELDS + own, legacy):
         if field == "outputs":
-            values.append(columns.Outputs(dict(value or {})))
+            values.append(columns.Outputs(dict(stack.outputs or {})))
+        elif field == "tags":
+            values.append(columns.cell(list(getattr(stack, "tags", None) or ())))
         else:
-            values.append(columns.cell(value))
-    # heatclient's name for the combined state, which scripts grep for.
-    return fields + ("stack_status",), tuple(values) + (f"{stack.action}_{stack.status}",)
+            values.append(heat_columns.value(stack, field))
+        names.append(field)
+    return tuple(names), tuple(values)
 
 
 class StackCommand(bases.ShowOne):
@@ -70,7 +87,7 @@ class StackCommand(bases.ShowOne):
         if waited and not self.succeeded(final):
             self.exit_code = 1
             self.app.stderr.write(waiting.failure_line(final))
-        return stack_data(final)
+        return stack_data(final, parsed_args)
 
     def run(self, parsed_args):
         super().run(parsed_args)
@@ -109,14 +126,15 @@ class CreateStack(StackCommand):
         parser.add_argument("--timeout", type=templates.positive_int, metavar="<timeout>",
                             help="stack creation timeout in minutes")
         rollback = parser.add_mutually_exclusive_group()
+        # heatclient's default (osc/v1/stack.py CreateStack: disable_rollback
+        # = not enable_rollback): a failed create is left as CREATE_FAILED.
         rollback.add_argument(
             "--enable-rollback", dest="disable_rollback", action="store_false",
-            help="roll back a failed create (the default here; heatclient's default is "
-            "the opposite)")
+            help="roll back a failed create (delete what it created)")
         rollback.add_argument(
             "--disable-rollback", dest="disable_rollback", action="store_true",
-            help="leave a failed create as CREATE_FAILED instead of rolling back")
-        parser.set_defaults(disable_rollback=False)
+            help="leave a failed create as CREATE_FAILED (the default, as heatclient's)")
+        parser.set_defaults(disable_rollback=True)
         add_tags_argument(parser)
         signals.add_hook_arguments(parser, "pre-create")
         previews.add_dry_run(parser)
@@ -158,10 +176,17 @@ class UpdateStack(StackCommand):
         rollback.add_argument("--no-rollback", dest="rollback", action="store_const",
                               const="disabled", help="same as --rollback disabled")
         parser.set_defaults(rollback="keep")
+        parser.add_argument(
+            "--converge", action="store_true",
+            help="refused: heatclient's observe-reality update; nestedflow keeps no "
+                 "observed state to converge from")
         parser.add_argument("--timeout", type=templates.positive_int, metavar="<timeout>",
                             help="stack update timeout in minutes (from this update on)")
         add_tags_argument(parser)
         signals.add_hook_arguments(parser, "pre-update")
+        parser.add_argument("--clear-parameter", metavar="<parameter>", action="append",
+                            default=[], help="with --existing: set this parameter back to "
+                                             "its default; may be repeated")
         previews.add_dry_run(parser, update=True)
         return parser
 
@@ -182,12 +207,21 @@ class UpdateStack(StackCommand):
 
     def start(self, parsed_args):
         self._check_template(parsed_args)
+        if parsed_args.converge:
+            from nestedflow.cmd.shell import CommandError
+
+            # Heat's converge re-reads every resource's real state from its
+            # service before updating; nestedflow's plugins have no such read.
+            raise CommandError("--converge is not supported: nestedflow does not observe "
+                               "resources' real state; update without it")
         kwargs = templates.template_kwargs(parsed_args)
         kwargs.update(tags_kwargs(parsed_args))
         if parsed_args.timeout is not None:
             kwargs["timeout"] = parsed_args.timeout
         stack = self.app.find_stack(parsed_args.stack)
         disable_rollback = {"enabled": False, "disabled": True}.get(parsed_args.rollback)
+        if parsed_args.clear_parameter:
+            kwargs["clear_parameters"] = parsed_args.clear_parameter
         return self.app.engine.update_stack(stack.id, existing=parsed_args.existing,
                                             disable_rollback=disable_rollback, **kwargs)
 
@@ -233,6 +267,10 @@ class DeleteStack(bases.Command):
         return 1 if failures else 0
 
 
+#: heatclient's ``stack list`` columns (osc/v1/stack.py ``_list``).
+HEAT_LIST_COLUMNS = ("ID", "Stack Name", "Stack Status", "Creation Time", "Updated Time")
+
+
 class ListStack(tables.Lister):
     """List stacks."""
 
@@ -244,22 +282,47 @@ class ListStack(tables.Lister):
                             action="store_true", help="include nested stacks in the list")
         parser.add_argument("--tags", metavar="<tag1,tag2...>",
                             help="only stacks with these tags (see --tag-mode)")
+        parser.add_argument("--deleted", action="store_true",
+                            help="include deleted stacks (with their deletion state)")
+        parser.add_argument("--hidden", action="store_true",
+                            help="include stacks tagged with one of [engine] "
+                                 "hidden_stack_tags")
+        parser.add_argument("--all-projects", action="store_true",
+                            help="every project's stacks (an embedded engine, with no "
+                                 "request context, already lists them all)")
         parser.add_argument(
             "--tag-mode", choices=("any", "not", "not-any"),
             help="with --tags: 'any' (one of them), 'not' (not all of them), 'not-any' "
             "(none of them); default: all of them")
-        listing.add_arguments(parser, LIST_COLUMNS)
+        length = parser.add_mutually_exclusive_group()
+        length.add_argument("--short", action="store_true",
+                            help="list fewer fields (no creation and update times)")
+        length.add_argument("--long", action="store_true",
+                            help="list additional fields (the project)")
+        listing.add_arguments(parser, LIST_COLUMNS + ("stack_name", "stack_status",
+                                                      "creation_time", "updated_time"))
         return parser
 
     def take_action(self, parsed_args):
-        from nestedflow.cmd.commands import listing
+        from nestedflow.cmd.commands import heat_columns, listing
 
         kwargs = {}
         if parsed_args.tags:
             kwargs[TAG_MODES[parsed_args.tag_mode]] = split_tags(parsed_args.tags)
+        if parsed_args.deleted:
+            kwargs["show_deleted"] = True
+        if parsed_args.hidden:
+            kwargs["show_hidden"] = True
         stacks = self.app.reader.list_stacks(show_nested=parsed_args.show_nested, **kwargs)
         stacks = listing.select(stacks, parsed_args, "id")
-        return LIST_COLUMNS, [columns.row(s, LIST_COLUMNS) for s in stacks]
+        shown = HEAT_LIST_COLUMNS[:3] if parsed_args.short else HEAT_LIST_COLUMNS
+        if parsed_args.long:
+            # heatclient inserts the owner third with --long; here the project.
+            shown = shown[:2] + ("Project",) + shown[2:]
+        if parsed_args.show_nested:
+            shown += ("Parent",)
+        names = heat_columns.names(parsed_args, shown, LIST_COLUMNS)
+        return names, heat_columns.rows(stacks, names)
 
 
 class ShowStack(bases.ShowOne):
@@ -268,8 +331,15 @@ class ShowStack(bases.ShowOne):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         _stack_arg(parser, "stack to display (name or ID)")
+        parser.add_argument("--no-resolve-outputs", action="store_true",
+                            help="do not show the outputs (heatclient's: skips resolving them)")
         return parser
 
     def take_action(self, parsed_args):
-        return stack_data(self.app.find_stack(parsed_args.stack))
+        names, values = stack_data(self.app.find_stack(parsed_args.stack), parsed_args)
+        if parsed_args.no_resolve_outputs:
+            # heatclient's _show_stack leaves the outputs field out.
+            keep = [i for i, name in enumerate(names) if name != "outputs"]
+            names, values = tuple(names[i] for i in keep), tuple(values[i] for i in keep)
+        return names, values
 

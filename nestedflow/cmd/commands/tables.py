@@ -9,6 +9,7 @@ reasons, types) share what is left. The listing commands use
 entry points: this table plus cliff's own csv/json/value/yaml.
 """
 
+from cliff.formatters import base as formatter_base
 from cliff.formatters import table
 
 from nestedflow.cmd.commands import bases
@@ -78,3 +79,41 @@ def pick_columns(parsed_args, full, short):
         at = names.index("resource_name") if "resource_name" in names else 0
         names = names[:at] + ("stack_name",) + names[at:]
     return names
+
+
+class LogFormatter(formatter_base.ListFormatter):
+    """Events one per line, as heatclient prints them by default
+    (heatclient/osc/v1/event.py ``LogFormatter`` and common/utils.py
+    ``event_log_formatter``): ``TIME ID [RESOURCE]: ACTION_STATUS  REASON``.
+    Rows need the columns ``event_time``, ``id``, ``resource_name``,
+    ``resource_status`` and ``resource_status_reason``; with
+    ``stack_name`` (nested depths) the resource is ``stack/resource``."""
+
+    def add_argument_group(self, parser):
+        pass
+
+    def emit_list(self, column_names, data, stdout, parsed_args):
+        at = {name: i for i, name in enumerate(column_names)}
+
+        def text(row, name):
+            if name not in at:
+                return ""
+            cell = row[at[name]]
+            if hasattr(cell, "human_readable"):
+                cell = cell.human_readable()  # times to the second, as Heat's API
+            return "" if cell is None else str(cell)
+
+        top = getattr(parsed_args, "top_stack_name", None)
+        lines = []
+        for row in data:
+            name = text(row, "resource_name")
+            stack = text(row, "stack_name")
+            if stack and stack not in (name, top):
+                name = f"{stack}/{name}"
+            line = (f"{text(row, 'event_time').replace('T', ' ')} {text(row, 'id')} "
+                    f"[{name}]: {text(row, 'resource_status')}  "
+                    f"{text(row, 'resource_status_reason')}")
+            engine = text(row, "engine_id")  # --long: who ran the action (nestedflow's)
+            lines.append(f"{line}  (by {engine})" if engine else line)
+        stdout.write("\n".join(lines))
+        stdout.write("\n")

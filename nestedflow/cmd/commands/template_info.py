@@ -75,3 +75,20 @@ class ListTemplateFunction(tables.Lister):
         names = versions.available(version, with_conditions=parsed_args.with_conditions)
         return ("Functions", "Description"), [
             (name, versions.DESCRIPTIONS.get(name, "")) for name in names]
+
+
+class BuildInfo(bases.ShowOne):
+    """Show build information (heatclient's ``orchestration build info``).
+
+    Heat answers ``{"api": {"revision": ...}, "engine": {"revision": ...}}``
+    (heat/api/openstack/v1/build_info.py, ``[revision] heat_revision``);
+    here the command line reaches the engine in-process, so both are this
+    installation's nestedflow version.
+    """
+
+    def take_action(self, parsed_args):
+        from nestedflow.cmd.commands import columns
+        from nestedflow.cmd.shell import _version
+
+        revision = {"revision": _version()}
+        return ("api", "engine"), (columns.Json(revision), columns.Json(revision))

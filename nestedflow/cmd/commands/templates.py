@@ -61,8 +61,20 @@ def _split_parameters(items):
 
 
 def existing_file(path, what):
+    from urllib import parse
+
     from nestedflow.cmd.shell import CommandError
 
+    scheme = parse.urlparse(path).scheme
+    # A one-letter scheme is a Windows drive, not a URL.
+    if len(scheme) > 1 and scheme != "file":
+        # heatclient fetches a URL given as -t; nestedflow reaches no network
+        # (the engine may run where the CLI's proxies and credentials do not).
+        raise CommandError(f"{what} {path} refused: nestedflow reads local files only "
+                           "and fetches nothing over the network; download it and pass "
+                           "the local path")
+    if scheme == "file":
+        path = parse.unquote(parse.urlparse(path).path)
     if not os.path.exists(path):
         raise CommandError(f"{what} file {path} not found")
     if not os.path.isfile(path):

@@ -34,6 +34,7 @@ def settle(app, parsed_args, started):
     from nestedflow.cmd import progress  # rich: only loaded when waiting
 
     engine = app.engine
+    app.followed_stack = started.name  # named if the wait is interrupted
     if parsed_args.wait:
         if _show_progress(app, parsed_args):
             final = progress.wait_with_progress(engine, started.id,

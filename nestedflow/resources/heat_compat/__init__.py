@@ -1,11 +1,11 @@
-"""Heat's resource plugin API on nestedflow: port a Heat plugin by changing
-its imports (doc/source/embedding.rst, "Porting a Heat plugin")::
+"""Heat's resource plugin API on nestedflow (doc/source/plugins.rst, "Heat
+resource plugins"): a plugin file written for Heat runs unchanged, loaded
+from ``[heat_compat] plugin_dirs`` (:mod:`.plugin_dirs`) with its
+``heat.*`` imports served by these modules through the import shim
+(:mod:`.shim`). A plugin may also import them by their own names::
 
-    from heat.common import exception                 # before
-    from heat.engine import attributes, constraints, properties, resource
-
-    from nestedflow.resources.heat_compat import (     # after
-        attributes, constraints, exception, properties, resource)
+    from nestedflow.resources.heat_compat import (
+        attributes, constraints, exception, properties, resource, support)
 
 ``resource.Resource`` is :class:`HeatStyleResource`.
 """

@@ -1,7 +1,10 @@
-"""Heat's ``heat.engine.constraints``: Length, Range, AllowedValues,
-AllowedPattern, Modulo (nestedflow's own, same arguments) and
-CustomConstraint, checked by a validator the host registers."""
+"""Heat's ``heat.engine.constraints``: the schema base class with Heat's
+key and type names (``Schema.TYPE``, ``Schema.STRING`` = ``'String'``...),
+and the constraints Length, Range, AllowedValues, AllowedPattern, Modulo
+(nestedflow's own, same arguments) and CustomConstraint, checked by a
+validator the host registers."""
 
+from nestedflow.resources import schema as nf_schema
 from nestedflow.template.constraints import (  # noqa: F401 - re-exported
     AllowedPattern,
     AllowedValues,
@@ -13,6 +16,27 @@ from nestedflow.template.constraints import (  # noqa: F401 - re-exported
 
 #: Custom constraint name -> callable(value) returning True when valid.
 _CUSTOM = {}
+
+
+class Schema:
+    """Heat's ``constraints.Schema`` names, shared by property, attribute and
+    parameter schemas. A schema takes Heat's type names or nestedflow's
+    (``'String'`` or ``'string'``); nestedflow's spelling is stored."""
+
+    KEYS = (TYPE, DESCRIPTION, DEFAULT, SCHEMA, REQUIRED, CONSTRAINTS) = (
+        "type", "description", "default", "schema", "required", "constraints")
+    TYPES = (INTEGER, STRING, NUMBER, BOOLEAN, MAP, LIST, ANY) = (
+        "Integer", "String", "Number", "Boolean", "Map", "List", "Any")
+
+    @staticmethod
+    def nestedflow_type(data_type):
+        """nestedflow's spelling of ``data_type`` (Heat's or its own)."""
+        if data_type is None:
+            return nf_schema.Types.ANY
+        spelled = str(data_type).lower()
+        if spelled not in nf_schema.Types.ALL:
+            raise ValueError(f"unknown schema type {data_type!r}")
+        return spelled
 
 
 def register_custom_constraint(name, validator):

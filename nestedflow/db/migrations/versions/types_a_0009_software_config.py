@@ -1,7 +1,7 @@
 """software-config store (Heat's software_config and software_deployment)
 
 Revision ID: types_a_0009
-Revises: 0008
+Revises: types_b_0009
 """
 
 import sqlalchemy as sa
@@ -10,7 +10,7 @@ from alembic import op
 from nestedflow.db.migrations.column_types import JSON, TIMESTAMP
 
 revision = "types_a_0009"
-down_revision = "0008"
+down_revision = "types_b_0009"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """resource signals and breakpoints (hooks)
 
 Revision ID: types_b_0009
-Revises: types_a_0009
+Revises: 0008
 """
 
 import sqlalchemy as sa
@@ -10,7 +10,7 @@ from alembic import op
 from nestedflow.db.migrations.column_types import JSON, TIMESTAMP
 
 revision = "types_b_0009"
-down_revision = "types_a_0009"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
