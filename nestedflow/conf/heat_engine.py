@@ -36,12 +36,6 @@ heat_engine_opts = [
         sample_default="<hostname>",
         help="This service's server name on the topic; list_services reports it.",
     ),
-    cfg.ListOpt(
-        "hidden_stack_tags",
-        default=["data-processing-cluster"],
-        help="Stacks with one of these tags are left out of stack lists "
-        "unless show_hidden is asked (heat-engine's [DEFAULT] hidden_stack_tags).",
-    ),
 ]
 
 

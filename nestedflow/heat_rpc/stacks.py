@@ -103,14 +103,13 @@ class StackCalls(Calls):
         return formats.identity(stack)
 
     def _listed(self, ctxt, filters, show_nested, tags, tags_any, not_tags, not_tags_any,
-                show_hidden=False):
+                show_deleted=False, show_hidden=False):
+        # Hidden stacks: the Engine's [engine] hidden_stack_tags (Heat's).
         stacks = self.engine.list_stacks(
             show_nested=bool(show_nested), tags=_tags(tags), tags_any=_tags(tags_any),
             not_tags=_tags(not_tags), not_tags_any=_tags(not_tags_any),
+            show_deleted=bool(show_deleted), show_hidden=bool(show_hidden),
             context=project_scoped(ctxt))
-        if not show_hidden:
-            hidden = set(self.conf.heat_engine.hidden_stack_tags)
-            stacks = [stack for stack in stacks if not hidden.intersection(stack.tags)]
         return paging.filter_stacks(stacks, filters)
 
     @rpc
@@ -119,7 +118,7 @@ class StackCalls(Calls):
                     tags=None, tags_any=None, not_tags=None, not_tags_any=None,
                     tenant_safe=True):
         stacks = self._listed(ctxt, filters, show_nested, tags, tags_any, not_tags,
-                              not_tags_any, show_hidden)
+                              not_tags_any, show_deleted, show_hidden)
         stacks = paging.page(stacks, paging.STACK_SORT_KEYS, sort_keys, sort_dir or "desc",
                              marker, limit, default_key="creation_time")
         return [formats.stack_summary(stack) for stack in stacks]
@@ -129,7 +128,7 @@ class StackCalls(Calls):
                      show_hidden=False, tags=None, tags_any=None, not_tags=None,
                      not_tags_any=None, tenant_safe=True):
         return len(self._listed(ctxt, filters, show_nested, tags, tags_any, not_tags,
-                                not_tags_any, show_hidden))
+                                not_tags_any, show_deleted, show_hidden))
 
     def _detail(self, ctxt, stack, resolve_outputs=True):
         template = self.engine.get_template(stack.id, context=ctxt)
@@ -175,7 +174,8 @@ class StackCalls(Calls):
             stack.id, template, parameters=parameters, files=files or None,
             environment=environment, existing=existing,
             disable_rollback=_bool(args, "disable_rollback"), timeout=_timeout(args),
-            tags=_tags(args.get("tags")), context=ctxt)
+            tags=_tags(args.get("tags")), clear_parameters=args.get("clear_parameters") or None,
+            context=ctxt)
         return formats.identity(updated)
 
     @rpc
