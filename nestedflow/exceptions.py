@@ -48,6 +48,7 @@ The hierarchy::
      +-- InvalidBreakPointHook          an unknown hook, or one not set on the resource
      +-- WaitConditionFailure           a wait condition got a FAILURE signal
      +-- WaitConditionTimeout           a wait condition's timeout passed first
+     +-- NoActionRequired               a signal that changes nothing (a group cooling down)
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -477,3 +478,9 @@ class WaitConditionTimeout(NestedflowError):
         if self.reasons:
             message += " - " + ";".join(self.reasons)
         super().__init__(message)
+
+
+class NoActionRequired(NestedflowError):
+    """Heat's NoActionRequired: the signal is accepted and changes nothing
+    (a scaling group not COMPLETE, already scaling, cooling down, or at the
+    size asked for); no event is recorded, as in Heat."""
