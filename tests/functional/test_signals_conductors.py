@@ -71,3 +71,49 @@ def test_failure_and_timeout_on_conductors(cluster, stack_name):
     reasons = [e.status_reason for e in engine.list_events(timing.id)
                if e.resource_name == "wait"]
     assert "WaitConditionTimeout: 0 of 1 received" in reasons
+
+
+def _group_template(wait_secs):
+    member = {"type": "OS::Heat::TestResource",
+              "properties": {"value": "m", "action_wait_secs": {"create": wait_secs}}}
+    return {"heat_template_version": "2015-04-30", "resources": {
+        "group": {"type": "OS::Heat::AutoScalingGroup", "properties": {
+            "min_size": 1, "max_size": 6, "desired_capacity": 2, "resource": member}},
+        "to_five": {"type": "OS::Heat::ScalingPolicy", "properties": {
+            "auto_scaling_group_id": {"get_resource": "group"}, "scaling_adjustment": 5,
+            "adjustment_type": "exact_capacity"}},
+        "down": {"type": "OS::Heat::ScalingPolicy", "properties": {
+            "auto_scaling_group_id": {"get_resource": "group"}, "scaling_adjustment": -1,
+            "adjustment_type": "change_in_capacity"}}}}
+
+
+def test_scaling_group_on_conductors_killed_mid_scale(cluster, probe, stack_name):
+    """A policy's signal scales the group on conductors; the conductor
+    running the scale-up is killed while members are being created; another
+    finishes it with every member created once and none leaked
+    (assert_exactly_once of test_conductor_crashes)."""
+    from test_conductor_crashes import assert_exactly_once
+
+    cluster.start_many(["asg-a", "asg-b"])
+    engine = cluster.engine()
+    stack = engine.create_stack(stack_name, _group_template(wait_secs=3))
+    done = engine.wait(stack.id, timeout=300)
+    assert done.status == "COMPLETE", done.status_reason
+    group = next(r for r in engine.list_resources(stack.id) if r.name == "group")
+    child_id = group.physical_id
+    engine.signal_resource(stack.id, "to_five")
+    _until(lambda: len([r for r in probe.resources(child_id)
+                        if r["action"] == "CREATE" and r["status"] == "IN_PROGRESS"]) >= 1)
+    cluster.kill(cluster.holder(child_id))
+    child = engine.wait(child_id, timeout=300)
+    assert (child.action, child.status) == ("UPDATE", "COMPLETE"), child.status_reason
+    assert_exactly_once(probe, child_id, 5)
+    # The survivor scales it down: the oldest member goes.
+    oldest = min((r for r in probe.resources(child_id) if r["current"]), key=lambda r: r["id"])
+    engine.signal_resource(stack.id, "down")
+    _until(lambda: probe.stack(child_id)["status"] == "IN_PROGRESS"
+           or len([r for r in probe.resources(child_id) if r["current"]]) == 4, timeout=60)
+    child = engine.wait(child_id, timeout=300)
+    assert child.status == "COMPLETE", child.status_reason
+    assert_exactly_once(probe, child_id, 4)
+    assert oldest["name"] not in {r["name"] for r in probe.resources(child_id) if r["current"]}
