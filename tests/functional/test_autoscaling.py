@@ -193,3 +193,41 @@ def test_delete_and_rollback(sqlite_engine, stack_name):
     engine.delete_stack(stack.id)
     assert engine.wait(stack.id, timeout=120).status == "COMPLETE"
     assert physical_objects(engine, child_id) == []
+
+
+def test_policy_update_in_place_and_replace(sqlite_engine, stack_name):
+    """AutoScalingPolicy: scaling_adjustment, adjustment_type, cooldown and
+    min_adjustment_step update in place (handle_update); a new
+    auto_scaling_group_id (not update_allowed) replaces the policy; a
+    min_adjustment_step without percent_change_in_capacity is refused
+    (_validate_min_adjustment_step)."""
+    engine = sqlite_engine
+    two_groups = template(desired=1)
+    two_groups["resources"]["other"] = dict(two_groups["resources"]["group"])
+    stack = engine.create_stack(stack_name, two_groups)
+    assert engine.wait(stack.id, timeout=120).status == "COMPLETE"
+    before = {r.name: r.physical_id for r in engine.list_resources(stack.id)}
+    in_place = template(desired=1)
+    in_place["resources"]["other"] = dict(in_place["resources"]["group"])
+    in_place["resources"]["up"]["properties"]["scaling_adjustment"] = 2
+    engine.update_stack(stack.id, in_place)
+    assert engine.wait(stack.id, timeout=120).status == "COMPLETE"
+    after = {r.name: r.physical_id for r in engine.list_resources(stack.id)}
+    assert after["up"] == before["up"]
+    engine.signal_resource(stack.id, "up")
+    _settle_child(engine, stack.id)
+    assert len(_members(engine, stack.id)[1]) == 3  # 1 + the new adjustment 2
+    replaced = dict(in_place)
+    replaced["resources"] = dict(in_place["resources"])
+    replaced["resources"]["up"] = {"type": "OS::Heat::ScalingPolicy", "properties": dict(
+        in_place["resources"]["up"]["properties"],
+        auto_scaling_group_id={"get_resource": "other"})}
+    engine.update_stack(stack.id, replaced)
+    assert engine.wait(stack.id, timeout=120).status == "COMPLETE"
+    after = {r.name: r.physical_id for r in engine.list_resources(stack.id)}
+    assert after["up"] != before["up"]
+    bad = template(desired=1)
+    bad["resources"]["down"]["properties"]["min_adjustment_step"] = 1
+    with pytest.raises(exceptions.StackValidationFailed,
+                       match="min_adjustment_step property should only be specified"):
+        engine.create_stack(f"{stack_name}-bad", bad)
