@@ -88,7 +88,9 @@ def member_definitions(old, new_definition, size, num_new, new_name):
 
 
 class AutoScalingGroup(nested.NestedStackResource):
-    """``OS::Heat::AutoScalingGroup``."""
+    """A group of identical members in a nested stack: sized by ``desired_capacity``
+    (within ``min_size``/``max_size``), resized by its policies' signals, its
+    members replaced in batches when their definition changes."""
 
     properties_schema = {
         "resource": Property(Types.MAP, "Definition of the members, in HOT format.",
@@ -259,7 +261,8 @@ class AutoScalingGroup(nested.NestedStackResource):
 
 
 class ScalingPolicy(base.Resource):
-    """``OS::Heat::ScalingPolicy``: its signal scales its group."""
+    """A scaling policy: its signal (``signal_url``) resizes its group by
+    ``scaling_adjustment`` of ``adjustment_type``, outside the cooldown."""
 
     side_effects = False
     update_resumable = True

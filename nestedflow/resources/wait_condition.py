@@ -114,7 +114,8 @@ class _Handle(base.Resource):
 
 
 class WaitConditionHandle(_Handle):
-    """``OS::Heat::WaitConditionHandle``."""
+    """The handle a wait condition waits on: signals sent to it (``curl_cli``,
+    ``endpoint`` with ``token``) carry ``status``, ``reason``, ``data`` and ``id``."""
 
     properties_schema = {
         "signal_transport": Property(
@@ -187,7 +188,8 @@ class UpdateWaitConditionHandle(_Handle):
 
 
 class WaitCondition(base.Resource):
-    """``OS::Heat::WaitCondition``."""
+    """Waits until its handle got ``count`` SUCCESS signals; fails on a
+    FAILURE signal or when ``timeout`` seconds pass first."""
 
     properties_schema = {
         "handle": Property(Types.STRING, "A reference to the wait condition handle "
