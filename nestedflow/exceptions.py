@@ -48,6 +48,7 @@ The hierarchy::
      +-- InvalidBreakPointHook          an unknown hook, or one not set on the resource
      +-- WaitConditionFailure           a wait condition got a FAILURE signal
      +-- WaitConditionTimeout           a wait condition's timeout passed first
+     +-- LinkSecurityError              a TLS handshake with a trusted server failed
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -477,3 +478,9 @@ class WaitConditionTimeout(NestedflowError):
         if self.reasons:
             message += " - " + ";".join(self.reasons)
         super().__init__(message)
+
+
+class LinkSecurityError(NestedflowError):
+    """A link to a server nestedflow trusts (ZooKeeper, RabbitMQ, the
+    database) failed its TLS handshake: a wrong CA, certificate or key. The
+    message names the link and what failed, in one line."""
