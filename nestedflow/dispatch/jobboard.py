@@ -33,7 +33,7 @@ from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions, states
 from nestedflow.db import heartbeats
-from nestedflow.dispatch import base, job_schema
+from nestedflow.dispatch import base, job_schema, zk_security
 from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see below)
     CONDUCTORS,
     DEFAULT_ROOT,
@@ -64,6 +64,18 @@ class Board(taskflow_compat.zookeeper_board_class()):
                          client=client, persistence=persistence,
                          emit_notifications=emit_notifications)
         self.relocate(url.path(TRASH), url.path(".entities"))
+        self._url = url
+
+    def connect(self, timeout=10.0):
+        super().connect(timeout=timeout)
+        # Once per process joining the board with credentials: a root left
+        # open (by an older version) lets anyone who reaches ZooKeeper write
+        # the board whatever this URL says. Without credentials the
+        # deployment chose an open board; `conductor list` says so.
+        if self._url.options.authenticated:
+            warning = zk_security.root_report(self.client, self._url)
+            if warning:
+                LOG.warning("%s", warning)
 
     def unclaimed_jobs(self, ensure_fresh=False):
         """The jobs not claimed as of one listing of the board, oldest first.

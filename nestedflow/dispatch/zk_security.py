@@ -156,8 +156,8 @@ def root_report(client, url):
 
     try:
         acls, _ = client.get_acls(url.root)
-    except k_exc.NoNodeError:
-        return None
+    except (k_exc.NoNodeError, k_exc.NoAuthError):
+        return None  # no root yet, or one closed to this client: not open
     if not open_acl(acls):
         return None
     if not url.options.authenticated:
