@@ -60,7 +60,10 @@ class Board(taskflow_compat.zookeeper_board_class()):
     """TaskFlow's ZooKeeper board with every folder under the deployment root."""
 
     def __init__(self, name, url, client, persistence=None, emit_notifications=True):
-        super().__init__(name, {"path": url.path(JOBS), "check_compatible": True},
+        # TaskFlow's version check asks the server with a four-letter word,
+        # which kazoo cannot send over TLS; a secureClientPort means 3.5+.
+        super().__init__(name, {"path": url.path(JOBS),
+                                "check_compatible": not url.options.use_ssl},
                          client=client, persistence=persistence,
                          emit_notifications=emit_notifications)
         self.relocate(url.path(TRASH), url.path(".entities"))
