@@ -13,7 +13,6 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -88,7 +87,8 @@ class SecureZooKeeper:
         self.env = dict(os.environ, NESTEDFLOW_ZK_PORT=str(self.port),
                         NESTEDFLOW_ZK_DIR=str(directory / "zk"),
                         NESTEDFLOW_ZK_EXTRA_CFG=str(extra),
-                        NESTEDFLOW_ZK_JAVA_OPTS=f"-Xmx128m -Djava.security.auth.login.config={jaas}")
+                        NESTEDFLOW_ZK_JAVA_OPTS=(
+                            f"-Xmx128m -Djava.security.auth.login.config={jaas}"))
         self.secure_hosts = f"127.0.0.1:{self.secure_port}"
 
     def _run(self, command):
@@ -142,7 +142,7 @@ class SslPostgres:
                        f"unix_socket_directories = '{self.dir}'\nssl = on\n"
                        f"ssl_cert_file = '{self.dir}/server.crt'\n"
                        f"ssl_key_file = '{self.dir}/server.key'\nfsync = off\n"
-                       "shared_buffers = 16MB\nmax_connections = 40\n")
+                       "shared_buffers = 64MB\nmax_connections = 100\n")
         self._run(f"{PG_BIN}/pg_ctl", "-D", str(self.data), "-l", str(self.dir / "log"),
                   "-w", "-t", "60", "start")
 
@@ -224,11 +224,3 @@ class TlsProxy:
         for conn in self._conns:
             with contextlib.suppress(OSError):
                 conn.close()
-
-
-def wait_until(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.1)
