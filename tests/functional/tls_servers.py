@@ -160,12 +160,16 @@ class TlsProxy:
     ``target``: a TLS endpoint in front of the machine's RabbitMQ, proving
     the client side of the link (what nestedflow configures)."""
 
-    def __init__(self, target, certfile, keyfile):
+    def __init__(self, target, certfile=None, keyfile=None):
         import ssl
 
         self.target = target
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.load_cert_chain(certfile, keyfile)
+        # Without a certificate: a plain relay, the same path without TLS
+        # (the side-by-side benchmark's baseline).
+        self.context = None
+        if certfile:
+            self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.context.load_cert_chain(certfile, keyfile)
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -187,7 +191,7 @@ class TlsProxy:
 
     def _serve(self, raw):
         try:
-            tls = self.context.wrap_socket(raw, server_side=True)
+            tls = self.context.wrap_socket(raw, server_side=True) if self.context else raw
         except OSError:
             self.failed_handshakes += 1
             raw.close()

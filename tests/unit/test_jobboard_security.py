@@ -99,3 +99,11 @@ def test_the_posters_own_job_passes():
     details = jobboard.job_details(str(uuid.uuid4()), str(uuid.uuid4()), "UPDATE",
                                    str(uuid.uuid4()), "engine-host.example-4242")
     assert jobboard.refusal(details) is None
+
+
+def test_unknown_scheme_error_hides_the_password():
+    from nestedflow.dispatch import base
+
+    with pytest.raises(exceptions.NestedflowError) as raised:
+        base.dispatcher_class("zk://nf:hunter2@zk1:2181/d")
+    assert "hunter2" not in str(raised.value) and "zk://***@zk1:2181/d" in str(raised.value)
