@@ -121,7 +121,10 @@ class LinkOptions:
         if self.use_ssl:
             kwargs.update(use_ssl=True, ca=self.ca, certfile=self.certfile,
                           keyfile=self.keyfile, keyfile_password=self.keyfile_password,
-                          verify_certs=self.verify_certs, check_hostname=self.check_hostname)
+                          verify_certs=self.verify_certs)
+            if self.check_hostname:
+                # Only asked for when wanted: kazoo before 2.10 has no such argument.
+                kwargs["check_hostname"] = True
         return kwargs
 
     def tls_problem(self, hosts, timeout=5.0):
