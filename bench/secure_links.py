@@ -13,7 +13,8 @@ and round, alternating the order, with ``NESTEDFLOW_BENCH_JOBBOARD_URL``,
 * ``off``: plain ZooKeeper port, no credentials; plain relay; sslmode=disable;
 * ``on``: TLS, SASL DIGEST-MD5 credentials (so ACLs) and a client
   certificate; TLS relay (``ssl=true&ssl_ca_file=``); sslmode=verify-full;
-* ``direct``: as ``off`` with the broker itself instead of the relay.
+* ``direct``: as ``off`` with the broker itself instead of the relay;
+* ``zkpg``: as ``on`` with the broker itself (ZooKeeper and PostgreSQL secured).
 
 Prints each row's times per mode and their medians (doc/source/performance.rst,
 *Authentication and TLS on the links*).
@@ -56,8 +57,9 @@ def _servers(out):
                f"&ssl_ca_file={certs.ca_pem}",
                f"{pg_base}?sslmode=verify-full&sslrootcert={certs.ca_pem}"),
     }
-    links["direct"] = (links["off"][0], f"rabbit://guest:guest@{RABBIT[0]}:{RABBIT[1]}/",
-                       links["off"][2])
+    direct = f"rabbit://guest:guest@{RABBIT[0]}:{RABBIT[1]}/"
+    links["direct"] = (links["off"][0], direct, links["off"][2])
+    links["zkpg"] = (links["on"][0], direct, links["on"][2])
 
     def stop():
         tls_relay.close()
