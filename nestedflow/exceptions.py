@@ -49,6 +49,7 @@ The hierarchy::
      +-- WaitConditionFailure           a wait condition got a FAILURE signal
      +-- WaitConditionTimeout           a wait condition's timeout passed first
      +-- NoActionRequired               a signal that changes nothing (a group cooling down)
+     +-- LinkSecurityError              a TLS handshake with a trusted server failed
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -484,3 +485,9 @@ class NoActionRequired(NestedflowError):
     """Heat's NoActionRequired: the signal is accepted and changes nothing
     (a scaling group not COMPLETE, already scaling, cooling down, or at the
     size asked for); no event is recorded, as in Heat."""
+
+
+class LinkSecurityError(NestedflowError):
+    """A link to a server nestedflow trusts (ZooKeeper, RabbitMQ, the
+    database) failed its TLS handshake: a wrong CA, certificate or key. The
+    message names the link and what failed, in one line."""
