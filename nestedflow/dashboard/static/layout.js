@@ -6,12 +6,16 @@
    one stack are one <path>. Live changes restyle the nodes in place; only
    a new resource or an expanded or collapsed stack lays everything out again. */
 "use strict";
-const NODE_W = 184, NODE_H = 40, GAP_X = 14, GAP_Y = 40, PAD = 12, HEAD = 28, MAX_ROW = 36;
+const NODE_W = 184, NODE_H = 40, GAP_X = 14, GAP_Y = 40, PAD = 12, HEAD = 28;
+/* Below this zoom the labels would be under 5 px: not drawn (painting
+   thousands of unreadable labels is what makes a large graph slow to move). */
+const FAR = 0.42;
 
 class NFGraph {
   constructor(svg, viewport, onSelect) {
-    this.svg = svg;
+    this.svg = svg;  // the frame: events and size
     this.viewport = viewport;
+    this.canvas = viewport.ownerSVGElement;
     this.onSelect = onSelect;
     this.view = {x: 20, y: 20, k: 1};
     this.expanded = new Set();
@@ -146,6 +150,8 @@ class NFGraph {
     for (const node of nodes) (layers[depthOf(node)] ||= []).push(node);
     const position = new Map();
     const items = [];
+    // Rows about twice as wide as the drawing is tall, whatever the shape.
+    const maxRow = Math.max(12, Math.ceil(Math.sqrt(nodes.length) * 1.6));
     let y = 0, width = 0;
     for (const layer of layers) {
       if (!layer) continue;
@@ -155,8 +161,8 @@ class NFGraph {
       }
       layer.sort((a, b) => a._order - b._order || (a.name < b.name ? -1 : 1));
       layer.forEach((node, i) => position.set(node.name, (i + 0.5) / layer.length));
-      for (let start = 0; start < layer.length; start += MAX_ROW) {
-        const row = layer.slice(start, start + MAX_ROW);
+      for (let start = 0; start < layer.length; start += maxRow) {
+        const row = layer.slice(start, start + maxRow);
         let x = 0, height = NODE_H;
         for (const node of row) {
           let w = NODE_W, h = NODE_H, sub = null;
@@ -185,6 +191,8 @@ class NFGraph {
     const out = [];
     this._draw(layout, 0, 0, out);
     this.viewport.innerHTML = out.join("");
+    this.canvas.setAttribute("width", layout.w + 40);
+    this.canvas.setAttribute("height", layout.h + 40);
     this.elements.clear();
     for (const el of this.viewport.querySelectorAll("[data-k]")) this.elements.set(el.dataset.k, el);
     this.size = {w: layout.w, h: layout.h};
@@ -286,9 +294,20 @@ class NFGraph {
 
   // -- pan and zoom -------------------------------------------------------------
 
+  /* Applies the pan and zoom at the next frame: a burst of wheel or
+     pointer events costs one repaint. */
   _transform() {
-    const {x, y, k} = this.view;
-    this.viewport.setAttribute("transform", `translate(${x},${y}) scale(${k})`);
+    if (this._frame) return;
+    this._frame = requestAnimationFrame(() => {
+      this._frame = null;
+      const {x, y, k} = this.view;
+      this.canvas.classList.add("moving");
+      this.canvas.style.transform = `translate(${x}px,${y}px) scale(${k})`;
+      this.svg.classList.toggle("far", k < FAR);
+      // Once still, drawn again sharp at the new scale.
+      clearTimeout(this._still);
+      this._still = setTimeout(() => this.canvas.classList.remove("moving"), 250);
+    });
   }
 
   fit() {
