@@ -79,7 +79,7 @@ class View:
     def __iter__(self):
         # retry: how long the browser waits before it reconnects a dropped view.
         yield b"retry: 2000\n" + sse("hello", {"key": self.key, "live": self._feed.live})
-        while not self._closed:
+        while not self._closed and not self._feed.closed:
             try:
                 message = self._queue.get(timeout=self._keepalive)
             except queue.Empty:
@@ -118,7 +118,8 @@ class LiveFeed:
         self._list_views = set()
         self._roots = collections.OrderedDict()
         self._thread = None
-        self._closed = False
+        #: Set by close(): no view opens, those open end.
+        self.closed = False
         self._listener = None
         self._transport = None
         self._unsubscribe = None
@@ -166,7 +167,7 @@ class LiveFeed:
 
     def close(self):
         with self._lock:
-            self._closed = True
+            self.closed = True
             views = [*self._list_views, *(v for t in self._trees.values() for v in t.views)]
             self._changed.notify_all()
         for view in views:
@@ -194,14 +195,22 @@ class LiveFeed:
             with self._lock:
                 tree = self._trees.setdefault(root_id, fresh)
         with self._lock:
-            tree.views.add(view)
+            if self.closed:
+                # A browser reconnecting while the server stops: nothing
+                # would ever close it.
+                view._closed = True
+            else:
+                tree.views.add(view)
         return view
 
     def open_list(self, keepalive, project=None):
         """A view of every stack's state changes (``project``: its stacks only)."""
         view = View(self, None, keepalive, project)
         with self._lock:
-            self._list_views.add(view)
+            if self.closed:
+                view._closed = True  # as in open_tree
+            else:
+                self._list_views.add(view)
         return view
 
     def _drop(self, view):
@@ -236,9 +245,9 @@ class LiveFeed:
     def _run(self):
         while True:
             with self._changed:
-                while not self._pending and not self._closed:
+                while not self._pending and not self.closed:
                     self._changed.wait()
-                if self._closed:
+                if self.closed:
                     return
             time.sleep(BATCH)
             with self._lock:

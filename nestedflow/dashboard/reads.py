@@ -26,6 +26,7 @@ def iso_time(value):
 
 def event_dict(row):
     return {"id": row.id, "stack_id": row.stack_id, "resource_name": row.resource_name,
+            "resource_id": row.resource_id,
             "action": row.action, "status": row.status, "reason": row.status_reason or "",
             "physical_id": row.physical_id, "conductor": row.engine_id,
             "timestamp": iso_time(row.timestamp)}
@@ -132,7 +133,7 @@ class Reader:
             names = {r.id: r.name for r in resource_rows}
             for resource in resource_rows:
                 resources.append({
-                    "stack_id": row.id, "name": resource.name, "type": resource.type,
+                    "id": resource.id, "stack_id": row.id, "name": resource.name, "type": resource.type,
                     "action": resource.action, "status": resource.status,
                     "reason": resource.status_reason or "",
                     "physical_id": resource.physical_id,

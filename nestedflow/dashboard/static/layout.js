@@ -87,6 +87,12 @@ class NFGraph {
       }
       const node = this.nodes.get(e.stack_id + "/" + e.resource_name);
       if (!node) { reload = true; continue; }
+      if (e.resource_id != null && e.resource_id !== node.id) {
+        // Another version of the resource: a replacement (newer), or the
+        // replaced one being cleaned up (older), which is not this node.
+        if (e.resource_id > node.id) reload = true;
+        continue;
+      }
       if (e.id <= node.lastEvent) continue;
       Object.assign(node, {action: e.action, status: e.status, lastEvent: e.id});
       if (e.reason || e.status !== "IN_PROGRESS") node.reason = e.reason;
