@@ -27,7 +27,6 @@ import pathlib
 import urllib.parse
 
 from nestedflow import exceptions
-from nestedflow.dashboard import reads
 
 LOG = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ import threading
 import time
 import uuid
 
-from nestedflow.db import feeds
 from nestedflow.dashboard import reads
+from nestedflow.db import feeds
 
 LOG = logging.getLogger(__name__)
 

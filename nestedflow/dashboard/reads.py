@@ -133,7 +133,8 @@ class Reader:
             names = {r.id: r.name for r in resource_rows}
             for resource in resource_rows:
                 resources.append({
-                    "id": resource.id, "stack_id": row.id, "name": resource.name, "type": resource.type,
+                    "id": resource.id, "stack_id": row.id, "name": resource.name,
+                    "type": resource.type,
                     "action": resource.action, "status": resource.status,
                     "reason": resource.status_reason or "",
                     "physical_id": resource.physical_id,

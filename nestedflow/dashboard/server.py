@@ -39,8 +39,9 @@ def make_app(conf=None, db_url=None, engine=None, transport_url=None):
         db = own_db = Database(db_url or conf.database.connection)
         if not migration.is_current(db._facade.writer.get_engine()):
             db.dispose()
+            shown = sa.engine.make_url(db.url).render_as_string(hide_password=True)
             raise exceptions.NestedflowError(
-                f"the database {sa.engine.make_url(db.url).render_as_string(hide_password=True)} is not at nestedflow's current "
+                f"the database {shown} is not at nestedflow's current "
                 "schema: run 'nestedflow db sync' first (the dashboard only reads)")
     feed = live.LiveFeed(db, conf, transport_url=transport_url, engine=engine)
     feed.start()

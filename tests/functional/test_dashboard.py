@@ -145,7 +145,7 @@ def test_proxy_headers_scope_the_viewer_to_a_project(make_engine, sqlite_url, st
                 for p in ("proj-a", "proj-b")}
     stacks = {p: engine.create_stack(f"{stack_name}-{p}", CHILD, context=c)
               for p, c in contexts.items()}
-    for p, stack in stacks.items():
+    for stack in stacks.values():
         engine.wait(stack.id, timeout=60)
     CONF.set_override("trust_proxy_headers", True, group="dashboard")
     try:

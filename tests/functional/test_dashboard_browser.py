@@ -14,7 +14,6 @@ browser). Everything asserted is read from the page itself.
 import contextlib
 import os
 import pathlib
-import time
 import uuid
 
 import pytest
@@ -194,7 +193,15 @@ def test_live_graph_of_a_stack_created_by_conductors(cluster, notifications_topi
         detail = page.inner_text("#detail")
         assert "version answers" in detail and "FAIL" in detail
         assert any(c in detail for c in ("cond-a", "cond-b"))
-        page.click("#fit")
+        # The nested stack is a group that folds into its owner resource.
+        assert page.locator('#viewport g.group[data-k$="/inner"]').count() == 1
+        page.click("#collapse-all")
+        assert page.locator('#viewport [data-k$="/n0"]').count() == 0
+        assert page.locator('#viewport g.node[data-k$="/inner"] [data-toggle]').count() == 1
+        page.click("#expand-all")
+        assert page.locator('#viewport [data-k$="/n0"]').count() == 1
+
+        page.click('#failure-list li[data-k$="/r130"]')  # zooms to it, labels drawn
         screenshot(page, "stack")
 
         page.click('.tabs button[data-tab="events"]')
