@@ -72,10 +72,10 @@ class Reader:
 
     # -- the stack list -------------------------------------------------------
 
-    def list_stacks(self, show_nested=False, project_id=None, scoped=False):
+    def list_stacks(self, show_nested=False, project_id=None, scoped=False, show_deleted=False):
         """What :func:`nestedflow.engine.listing.list_stacks` reads stacks
         through: one statement, no transaction (see :mod:`nestedflow.db.feeds`)."""
-        return feeds.live_stacks(self.db, show_nested, project_id, scoped)
+        return feeds.live_stacks(self.db, show_nested, project_id, scoped, show_deleted)
 
     def stacks(self, context, status=None, project=None, name=None):
         """Root stacks, each with its nested stacks under ``children``

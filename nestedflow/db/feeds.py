@@ -31,10 +31,10 @@ def _rows(db, query):
         return list(conn.execute(query))
 
 
-def live_stacks(db, show_nested=False, project_id=None, scoped=False):
+def live_stacks(db, show_nested=False, project_id=None, scoped=False, show_deleted=False):
     """As :meth:`nestedflow.db.api.Database.list_stacks`, without a transaction."""
-    return [models.StackRow.from_mapping(row._mapping)
-            for row in _rows(db, core_reads.live_stacks(show_nested, project_id, scoped))]
+    return [models.StackRow.from_mapping(row._mapping) for row in _rows(
+        db, core_reads.live_stacks(show_nested, project_id, scoped, show_deleted))]
 
 
 def tree_stacks(db, root_id):
