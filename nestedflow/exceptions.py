@@ -484,3 +484,14 @@ class NoActionRequired(NestedflowError):
     """Heat's NoActionRequired: the signal is accepted and changes nothing
     (a scaling group not COMPLETE, already scaling, cooling down, or at the
     size asked for); no event is recorded, as in Heat."""
+
+
+class DashboardRefusal(NestedflowError):
+    """The dashboard (:mod:`nestedflow.dashboard.app`) answers a request with
+    an HTTP error: ``status`` (e.g. ``"405 Method Not Allowed"``), the
+    one-line ``message`` and extra response ``headers``."""
+
+    def __init__(self, status, message, headers=()):
+        self.status = status
+        self.headers = list(headers)
+        super().__init__(message)

@@ -43,19 +43,7 @@ _HEADERS = [
 _PAGES = {"": "index.html", "stacks": "stack.html"}
 
 
-class _Response(Exception):
-    """Raised to answer at once: an error, or a redirect."""
-
-    def __init__(self, status, body, content_type="application/json", headers=()):
-        super().__init__(status)
-        self.status = status
-        self.body = body
-        self.content_type = content_type
-        self.headers = list(headers)
-
-
-def _error(status, message, headers=()):
-    return _Response(status, json.dumps({"error": message}).encode(), headers=headers)
+_error = exceptions.DashboardRefusal
 
 
 class Dashboard:
@@ -74,10 +62,10 @@ class Dashboard:
     def __call__(self, environ, start_response):
         try:
             status, headers, body = self._answer(environ)
-        except _Response as response:
-            status, body = response.status, response.body
-            headers = [("Content-Type", response.content_type),
-                       ("Cache-Control", "no-store"), *response.headers]
+        except exceptions.DashboardRefusal as refusal:
+            status, body = refusal.status, json.dumps({"error": str(refusal)}).encode()
+            headers = [("Content-Type", "application/json"),
+                       ("Cache-Control", "no-store"), *refusal.headers]
         except Exception:
             LOG.exception("dashboard request %s failed", environ.get("PATH_INFO"))
             status, body = "500 Internal Server Error", b'{"error": "internal error"}'
