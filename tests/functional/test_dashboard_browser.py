@@ -56,12 +56,13 @@ def page(browser):
 
 
 @contextlib.contextmanager
-def served(**kwargs):
+def served(page, **kwargs):
     application = server.make_app(CONF, **kwargs)
     running = server.Server(application, "127.0.0.1", 0, 8).start()
     try:
         yield running.url
     finally:
+        page.goto("about:blank")  # its live view would reconnect to a stopped server
         running.stop()
 
 
@@ -137,7 +138,7 @@ def test_live_graph_of_a_stack_created_by_conductors(cluster, notifications_topi
     cluster.start_many(["cond-a", "cond-b"], extra=("--config-file", str(notifications_topic)))
     engine = cluster.engine()
     template, environment = two_hundred(failing="r130")
-    with served(db_url=cluster.db_url, transport_url=TRANSPORT_URL) as url:
+    with served(page, db_url=cluster.db_url, transport_url=TRANSPORT_URL) as url:
         stack = engine.create_stack(stack_name, template, environment=environment,
                                     disable_rollback=True)
         page.goto(f"{url}stacks/{stack.id}")
@@ -243,7 +244,7 @@ def test_two_thousand_resource_graph_renders_and_stays_responsive(
     engine = make_engine(sqlite_url)
     stack = engine.create_stack(stack_name, two_thousand())
     assert engine.wait(stack.id, timeout=300).stack_status == "CREATE_COMPLETE"
-    with served(engine=engine) as url:
+    with served(page, engine=engine) as url:
         cdp = page.context.new_cdp_session(page)
         cdp.send("Performance.enable")
         page.goto(f"{url}stacks/{stack.id}")

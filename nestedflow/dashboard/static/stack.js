@@ -205,7 +205,13 @@
     const form = $("event-filters");
     eventFilter = {};
     for (const input of form.elements) if (input.value.trim()) eventFilter[input.name] = input.value.trim();
-    const body = await NF.json(api + "/events?" + new URLSearchParams(eventFilter));
+    let body;
+    try {
+      body = await NF.json(api + "/events?" + new URLSearchParams(eventFilter));
+    } catch (error) {
+      NF.liveBadge("lost", "cannot load the events: " + error.message);
+      return;
+    }
     $("events").tBodies[0].replaceChildren(...body.events.map(eventRow));
     eventsShown = true;
   }
@@ -226,7 +232,14 @@
 
   let data = null;
   async function loadData() {
-    if (!data) data = await NF.json(api + "/data");
+    if (!data) {
+      try {
+        data = await NF.json(api + "/data");
+      } catch (error) {
+        NF.liveBadge("lost", "cannot load the stack's data: " + error.message);
+        return;
+      }
+    }
     $("template").textContent = JSON.stringify(data.template, null, 2);
     $("environment").textContent = JSON.stringify(data.environment, null, 2);
     const outputs = {...data.outputs};

@@ -36,7 +36,13 @@
   async function load() {
     const q = query();
     history.replaceState(null, "", q ? "?" + q : location.pathname);
-    const roots = await NF.json("api/stacks" + (q ? "?" + q : ""));
+    let roots;
+    try {
+      roots = await NF.json("api/stacks" + (q ? "?" + q : ""));
+    } catch (error) {  // the server went away: the live view's reconnection reloads
+      NF.liveBadge("lost", "cannot load the stacks: " + error.message);
+      return;
+    }
     const fragment = document.createDocumentFragment();
     rows.clear();
     for (const root of roots) addRows(root, 0, fragment);
