@@ -50,6 +50,7 @@ The hierarchy::
      +-- WaitConditionTimeout           a wait condition's timeout passed first
      +-- NoActionRequired               a signal that changes nothing (a group cooling down)
      +-- LinkSecurityError              a TLS handshake with a trusted server failed
+     +-- DashboardRefusal               the dashboard answers a request with an HTTP error
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -491,3 +492,14 @@ class LinkSecurityError(NestedflowError):
     """A link to a server nestedflow trusts (ZooKeeper, RabbitMQ, the
     database) failed its TLS handshake: a wrong CA, certificate or key. The
     message names the link and what failed, in one line."""
+
+
+class DashboardRefusal(NestedflowError):
+    """The dashboard (:mod:`nestedflow.dashboard.app`) answers a request with
+    an HTTP error: ``status`` (e.g. ``"405 Method Not Allowed"``), the
+    one-line ``message`` and extra response ``headers``."""
+
+    def __init__(self, status, message, headers=()):
+        self.status = status
+        self.headers = list(headers)
+        super().__init__(message)

@@ -12,6 +12,7 @@ from nestedflow.conf import (
     checks,
     conductor,
     constraints,
+    dashboard,
     database,
     dummy,
     engine,
@@ -37,6 +38,7 @@ _AREAS = (
     constraints,
     heat_compat,
     recovery,
+    dashboard,
 )
 
 for _area in _AREAS:
