@@ -147,7 +147,19 @@ def _importable(module):
 
 
 def zookeeper_url(repo_root):
-    """Start the project's throw-away ZooKeeper if needed; a fresh root path per run."""
+    """Start the project's throw-away ZooKeeper if needed; a fresh root path per run.
+
+    ``NESTEDFLOW_BENCH_JOBBOARD_URL`` names another board instead (with its
+    credentials and TLS options: doc/source/security.rst); each run gets a
+    fresh root path beside the one it names.
+    """
+    configured = os.environ.get("NESTEDFLOW_BENCH_JOBBOARD_URL")
+    if configured:
+        import urllib.parse
+
+        parts = urllib.parse.urlsplit(configured)
+        root = (parts.path.rstrip("/") or "/nestedflow-bench") + f"-{uuid.uuid4().hex[:8]}"
+        return parts._replace(path=root).geturl()
     script = os.path.join(repo_root, "tools", "zookeeper.sh")
     if not os.path.exists("/usr/share/java/zookeeper.jar"):
         raise NotAvailable("ZooKeeper is not installed (tools/zookeeper.sh install)")

@@ -50,6 +50,9 @@ The hierarchy::
      +-- InvalidBreakPointHook          an unknown hook, or one not set on the resource
      +-- WaitConditionFailure           a wait condition got a FAILURE signal
      +-- WaitConditionTimeout           a wait condition's timeout passed first
+     +-- NoActionRequired               a signal that changes nothing (a group cooling down)
+     +-- LinkSecurityError              a TLS handshake with a trusted server failed
+     +-- DashboardRefusal               the dashboard answers a request with an HTTP error
 
 ``path`` on validation errors is the dotted location inside the template
 (``resources.web.properties.port``) so callers can point at the problem.
@@ -498,4 +501,27 @@ class WaitConditionTimeout(NestedflowError):
         message = f"{len(self.reasons)} of {count} received"
         if self.reasons:
             message += " - " + ";".join(self.reasons)
+        super().__init__(message)
+
+
+class NoActionRequired(NestedflowError):
+    """Heat's NoActionRequired: the signal is accepted and changes nothing
+    (a scaling group not COMPLETE, already scaling, cooling down, or at the
+    size asked for); no event is recorded, as in Heat."""
+
+
+class LinkSecurityError(NestedflowError):
+    """A link to a server nestedflow trusts (ZooKeeper, RabbitMQ, the
+    database) failed its TLS handshake: a wrong CA, certificate or key. The
+    message names the link and what failed, in one line."""
+
+
+class DashboardRefusal(NestedflowError):
+    """The dashboard (:mod:`nestedflow.dashboard.app`) answers a request with
+    an HTTP error: ``status`` (e.g. ``"405 Method Not Allowed"``), the
+    one-line ``message`` and extra response ``headers``."""
+
+    def __init__(self, status, message, headers=()):
+        self.status = status
+        self.headers = list(headers)
         super().__init__(message)

@@ -141,8 +141,9 @@ def section_rst(entries, sources=(), registered=()):
         lines += ["", _wrap(
             "Heat's own types that nestedflow implements run as themselves, not as "
             "placeholders (only types nestedflow lacks are mapped to ``OS::Heat::None``); "
-            "deployments waiting for their server's signal are signalled by the test, "
-            "as a server's agent would. Templates using each (in the template or a file "
+            "deployments waiting for their server's signal, and wait conditions' "
+            "handles, are signalled by the test, as a server (its agent) would. "
+            "Templates using each (in the template or a file "
             "it reads), and how many of them run:"), ""]
         lines += _table("Heat's own types in the corpus", ["Type", "Templates", "Run"],
                         type_rows, [50, 25, 25])

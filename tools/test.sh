@@ -2,6 +2,8 @@
 # The project's test command: starts the ZooKeeper the functional tests use
 # (installing the Debian zookeeper package first when it is missing -- as
 # root, or through sudo; one line saying what to run when neither works),
+# installs the same way the other Debian packages tests drive (tmux,
+# chromium for the dashboard's browser tests, graphviz's dot),
 # points the tests at the local servers, and runs pytest with the python in
 # the README's .venv (or the active virtualenv). Arguments go to pytest:
 #
@@ -24,10 +26,14 @@ export NESTEDFLOW_TEST_PG_URL NESTEDFLOW_TEST_MYSQL_URL NESTEDFLOW_TEST_ZK NESTE
 tools/zookeeper.sh ensure
 
 # Debian packages the tests drive as real programs: tmux (the command line
-# in a real terminal). Installed here, as ZooKeeper is, so this one command
-# is all a newcomer runs.
+# in a real terminal), chromium (the dashboard's browser tests drive it
+# through Playwright, which never downloads a browser of its own) and
+# graphviz (the stack graph's DOT is rendered by dot). Installed here, as
+# ZooKeeper is, so this one command is all a newcomer runs.
 missing=()
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 if [ "${#missing[@]}" -gt 0 ]; then
     as_root=()
     if [ "$(id -u)" -ne 0 ]; then

@@ -16,6 +16,9 @@
 #   NESTEDFLOW_ZK_DIR   conf, data, log and pid files go here   (default /tmp/nestedflow-zk)
 #   NESTEDFLOW_ZK_JAVA_OPTS  extra JVM flags                    (default -Xmx256m)
 #   NESTEDFLOW_ZK_JAR   the server's jar        (default: the Debian package's)
+#   NESTEDFLOW_ZK_EXTRA_CFG  a file appended to zoo.cfg (a secureClientPort
+#                       and its keystores, an authProvider: the TLS and SASL
+#                       tests' own servers)                    (default: none)
 #
 # Java is started directly rather than through Debian's zkServer.sh because
 # its zkEnv.sh hard-codes /etc/zookeeper and /var/log/zookeeper.
@@ -113,6 +116,9 @@ admin.enableServer=false
 # A scratch server for tests: durability across power loss is not needed.
 forceSync=no
 EOF
+    if [ -n "${NESTEDFLOW_ZK_EXTRA_CFG:-}" ]; then
+        cat "$NESTEDFLOW_ZK_EXTRA_CFG" >>"$CONF_DIR/zoo.cfg"
+    fi
 }
 
 classpath() {
@@ -123,6 +129,15 @@ classpath() {
     if [ -f /usr/share/java/slf4j-simple.jar ]; then
         cp="$cp:/usr/share/java/slf4j-simple.jar"
     fi
+    # Debian's manifest also leaves out two jars the Netty connection factory
+    # (serverCnxnFactory=...NettyServerCnxnFactory, needed for TLS on a
+    # secureClientPort) loads.
+    local jar
+    for jar in netty-codec netty-resolver; do
+        if [ -f "/usr/share/java/$jar.jar" ]; then
+            cp="$cp:/usr/share/java/$jar.jar"
+        fi
+    done
     echo "$cp"
 }
 

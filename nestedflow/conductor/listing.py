@@ -12,6 +12,7 @@ import logging
 
 from kazoo import exceptions as k_exc
 
+from nestedflow.dispatch import zk_security
 from nestedflow.dispatch import zookeeper as jobboard
 
 
@@ -50,10 +51,17 @@ def _quiet_logger():
 
 
 def describe(jobboard_url, timeout=5.0):
-    """{"conductors": [...], "unclaimed": [...], "orphaned": [...]}."""
+    """{"conductors": [...], "unclaimed": [...], "orphaned": [...],
+    "warnings": [...]} (warnings: an open root, see zk_security.root_report)."""
     url = jobboard.JobboardURL(jobboard_url)
     client = jobboard.make_client(url, logger=_quiet_logger())
-    client.start(timeout=timeout)
+    try:
+        client.start(timeout=timeout)
+    except Exception as error:
+        with contextlib.suppress(Exception):
+            client.stop()
+            client.close()
+        raise (jobboard.link_error(url, error) or error) from error
     try:
         conductors = []
         by_who = {}
@@ -92,8 +100,9 @@ def describe(jobboard_url, timeout=5.0):
                 by_who[lock["owner"]]["jobs"].append(job)
             else:
                 orphaned.append({**job, "owner": lock.get("owner")})
+        warning = zk_security.root_report(client, url)
         return {"jobboard": str(url), "conductors": conductors, "unclaimed": unclaimed,
-                "orphaned": orphaned}
+                "orphaned": orphaned, "warnings": [warning] if warning else []}
     finally:
         with contextlib.suppress(Exception):
             client.stop()

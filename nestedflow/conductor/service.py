@@ -153,6 +153,9 @@ class Conductor:
                 self.client.start(timeout=min(10.0, max(1.0, deadline - time.monotonic())))
                 break
             except Exception as error:
+                insecure = jobboard.link_error(self.url, error)
+                if insecure is not None:
+                    raise insecure from error  # retrying cannot fix a certificate
                 if time.monotonic() >= deadline or self._stop.is_set():
                     raise exceptions.NestedflowError(
                         f"cannot reach ZooKeeper at {self.url.hosts}: {error}") from error
@@ -317,7 +320,7 @@ class Conductor:
         if data is None:
             return
         details = data.get("details")
-        reason = jobboard.refusal(details)
+        reason = jobboard.refusal(details, self.db)
         if reason is not None:
             self._refuse(job, data, reason)
             return

@@ -12,6 +12,7 @@ from nestedflow.conf import (
     checks,
     conductor,
     constraints,
+    dashboard,
     database,
     dummy,
     engine,
@@ -39,6 +40,7 @@ _AREAS = (
     heat_compat,
     heat_engine,
     recovery,
+    dashboard,
 )
 
 for _area in _AREAS:

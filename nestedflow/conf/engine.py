@@ -126,6 +126,17 @@ engine_opts = [
         help="oslo.messaging transport for stack notifications (unset: "
         "[DEFAULT] transport_url, else fake://, in-process only).",
     ),
+    cfg.StrOpt(
+        "signal_url_base",
+        help="Where resources are signalled from outside, when a heat-api "
+        "forwards Heat's resource signal to this engine: its orchestration "
+        "endpoint with the project (http://heat:8004/v1/<project>). Wait "
+        "condition handles and scaling policies answer their signal URLs "
+        "under it (.../stacks/<name>/<id>/resources/<resource>/signal), and "
+        "curl_cli as a curl command. Unset: the URLs name nestedflow's own "
+        "signal path (nestedflow:stacks/...) and curl_cli is the "
+        "`nestedflow stack resource signal` command.",
+    ),
 ]
 
 

@@ -9,6 +9,7 @@ of a hook still pending, so two clears of one hook succeed once.
 """
 
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
 from sqlalchemy import exc as sa_exc
 
 from nestedflow.db import models
@@ -26,7 +27,7 @@ class SignalStore:
                 conn.execute(table.insert().values(
                     stack_id=row.stack_id, resource_id=row.id, resource_name=row.name,
                     signal_key=key, details=details, created_at=models.utcnow()))
-        except sa_exc.IntegrityError:
+        except (sa_exc.IntegrityError, db_exc.DBDuplicateEntry):
             return False
         return True
 
@@ -59,7 +60,7 @@ class SignalStore:
                 conn.execute(table.insert().values(
                     stack_id=row.stack_id, resource_id=row.id, resource_name=row.name,
                     hook=hook, traversal_id=traversal_id, created_at=models.utcnow()))
-        except sa_exc.IntegrityError:
+        except (sa_exc.IntegrityError, db_exc.DBDuplicateEntry):
             return False, self.hook_pending(row.id, hook, traversal_id)
         return True, True
 

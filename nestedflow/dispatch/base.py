@@ -62,6 +62,10 @@ def dispatcher_class(url):
                                     on_load_failure_callback=fail).driver
     except driver.NoMatches:
         known = sorted(ep.name for ep in importlib.metadata.entry_points(group=NAMESPACE))
+        # The URL may carry credentials: show where it points, not them.
+        parts = urllib.parse.urlsplit(url)
+        shown = url if "@" not in parts.netloc else parts._replace(
+            netloc="***@" + parts.netloc.rpartition("@")[2], query="").geturl()
         raise exceptions.NestedflowError(
-            f"jobboard_url {url!r}: no dispatcher for the scheme {scheme!r} "
+            f"jobboard_url {shown!r}: no dispatcher for the scheme {scheme!r} "
             f"(known: {', '.join(known)})") from None

@@ -33,7 +33,7 @@ from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions, states
 from nestedflow.db import heartbeats
-from nestedflow.dispatch import base
+from nestedflow.dispatch import base, job_schema, zk_security
 from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see below)
     CONDUCTORS,
     DEFAULT_ROOT,
@@ -43,6 +43,7 @@ from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see belo
     TRASH,
     JobboardURL,
     describe,
+    link_error,
     make_client,
     read_job,
 )
@@ -54,18 +55,30 @@ from nestedflow.flows import factories, journal, runner, taskflow_compat
 
 LOG = logging.getLogger(__name__)
 
-#: Keys a stack-traversal job's ``kwargs`` must have, and nothing else.
-TRAVERSAL_KWARGS = ("stack_id", "traversal_id", "action")
-
 
 class Board(taskflow_compat.zookeeper_board_class()):
     """TaskFlow's ZooKeeper board with every folder under the deployment root."""
 
     def __init__(self, name, url, client, persistence=None, emit_notifications=True):
-        super().__init__(name, {"path": url.path(JOBS), "check_compatible": True},
+        # TaskFlow's version check asks the server with a four-letter word,
+        # which kazoo cannot send over TLS; a secureClientPort means 3.5+.
+        super().__init__(name, {"path": url.path(JOBS),
+                                "check_compatible": not url.options.use_ssl},
                          client=client, persistence=persistence,
                          emit_notifications=emit_notifications)
         self.relocate(url.path(TRASH), url.path(".entities"))
+        self._url = url
+
+    def connect(self, timeout=10.0):
+        super().connect(timeout=timeout)
+        # Once per process joining the board with credentials: a root left
+        # open (by an older version) lets anyone who reaches ZooKeeper write
+        # the board whatever this URL says. Without credentials the
+        # deployment chose an open board; `conductor list` says so.
+        if self._url.options.authenticated:
+            warning = zk_security.root_report(self.client, self._url)
+            if warning:
+                LOG.warning("%s", warning)
 
     def unclaimed_jobs(self, ensure_fresh=False):
         """The jobs not claimed as of one listing of the board, oldest first.
@@ -104,24 +117,14 @@ def job_details(stack_id, traversal_id, action, flow_uuid, posted_by):
     }
 
 
-def refusal(details):
-    """Why a conductor must not run a job with ``details`` (None: it may).
-
-    Only strings are compared: nothing a job names is imported or called
-    before it passes this check.
-    """
-    if not isinstance(details, dict):
-        return "job details are not a JSON object"
-    name = details.get("factory")
-    if not isinstance(name, str) or name not in factories.ALLOWED:
-        return f"flow factory {name!r} is not in nestedflow's allow-list"
-    kwargs = details.get("kwargs")
-    if not isinstance(kwargs, dict) or sorted(kwargs) != sorted(TRAVERSAL_KWARGS) or not all(
-            isinstance(value, str) and value for value in kwargs.values()):
-        return f"arguments {kwargs!r} are not {', '.join(TRAVERSAL_KWARGS)} strings"
-    if kwargs["action"] not in factories.ACTIONS:
-        return f"unknown traversal action {kwargs['action']!r}"
-    return None
+def refusal(details, db=None):
+    """Why a conductor must not run a job with ``details`` (None: it may):
+    the job schema (:mod:`nestedflow.dispatch.job_schema`), then, given the
+    database, the stack and traversal it names."""
+    reason = job_schema.schema_refusal(details)
+    if reason is None and db is not None:
+        reason = job_schema.stack_refusal(db, details["kwargs"])
+    return reason
 
 
 def post_flow_detail(backend, stack_id, traversal_id, action):
@@ -167,10 +170,13 @@ class JobboardDispatcher(base.Dispatcher):
                               emit_notifications=False)
                 try:
                     board.connect(timeout=self._connect_timeout)
-                except Exception:
+                except Exception as error:
                     with contextlib.suppress(Exception):
                         client.stop()
                         client.close()
+                    insecure = link_error(self.url, error)
+                    if insecure is not None:
+                        raise insecure from error
                     raise
                 self._client, self._board = client, board
             return self._board

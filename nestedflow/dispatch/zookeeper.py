@@ -1,8 +1,10 @@
 """The ZooKeeper layout of a jobboard deployment, without TaskFlow.
 
-``zookeeper://HOST:PORT[,HOST:PORT...]/ROOT`` names one deployment; the
-paths under its root are described in :mod:`nestedflow.dispatch.jobboard`.
-Reading them (``nestedflow conductor list``) needs only kazoo.
+``zookeeper://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]/ROOT[?OPTIONS]``
+names one deployment; the paths under its root are described in
+:mod:`nestedflow.dispatch.jobboard`, the credentials, ACL and TLS options
+in :mod:`nestedflow.dispatch.zk_security`. Reading them (``nestedflow
+conductor list``) needs only kazoo.
 """
 
 import urllib.parse
@@ -12,6 +14,7 @@ from kazoo.protocol import paths as k_paths
 from oslo_serialization import jsonutils
 
 from nestedflow import exceptions
+from nestedflow.dispatch import zk_security
 
 SCHEME = "zookeeper"
 DEFAULT_ROOT = "/nestedflow"
@@ -22,20 +25,31 @@ RUNS = "runs"
 
 
 class JobboardURL:
-    """A parsed ``zookeeper://hosts/root`` URL."""
+    """A parsed ``zookeeper://[USER:PASSWORD@]hosts/root[?options]`` URL.
+
+    ``str()`` of it names the hosts and root only: it is what logs and
+    error messages show, never the password.
+    """
 
     def __init__(self, url):
         parts = urllib.parse.urlsplit(url or "")
-        if parts.scheme != SCHEME or not parts.netloc:
+        userinfo, _, hosts = parts.netloc.rpartition("@")
+        if parts.scheme != SCHEME or not hosts:
             raise exceptions.NestedflowError(
-                f"jobboard URL {url!r}: expected zookeeper://HOST:PORT[,HOST:PORT...]/ROOT")
-        self.hosts = parts.netloc
+                f"jobboard URL {_redact(url)!r}: expected "
+                "zookeeper://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]/ROOT[?OPTIONS]")
+        self.hosts = hosts
         root = parts.path.rstrip("/") or DEFAULT_ROOT
         if not k_paths.isabs(root) or "//" in root or any(
                 segment in (".", "..") for segment in root.split("/")):
-            raise exceptions.NestedflowError(f"jobboard URL {url!r}: bad root path {root!r}")
+            raise exceptions.NestedflowError(
+                f"jobboard URL {_redact(url)!r}: bad root path {root!r}")
         self.root = root
         self.url = url
+        username, _, password = userinfo.partition(":")
+        self.options = zk_security.LinkOptions(
+            str(self), urllib.parse.unquote(username), urllib.parse.unquote(password),
+            parts.query)
 
     def path(self, *parts):
         return k_paths.join(self.root, *parts)
@@ -44,10 +58,30 @@ class JobboardURL:
         return f"{SCHEME}://{self.hosts}{self.root}"
 
 
+def _redact(url):
+    parts = urllib.parse.urlsplit(url or "")
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()
+
+
 def make_client(url, session_timeout=10.0, logger=None):
-    """A kazoo client for the deployment (not started)."""
-    kwargs = {"logger": logger} if logger is not None else {}
+    """A kazoo client for the deployment (not started), authenticating and
+    setting ACLs and TLS as the URL asks."""
+    kwargs = url.options.client_kwargs()
+    if logger is not None:
+        kwargs["logger"] = logger
     return kazoo_client.KazooClient(hosts=url.hosts, timeout=float(session_timeout), **kwargs)
+
+
+def link_error(url, error):
+    """The one line an operator reads when the client cannot start: a TLS
+    problem found by a handshake of our own (kazoo only says "Connection
+    time-out" after retrying it), else ``error`` itself."""
+    problem = url.options.tls_problem(url.hosts)
+    if problem:
+        return exceptions.LinkSecurityError(f"ZooKeeper link {url}: {problem}")
+    return None
 
 
 def read_job(client, path):

@@ -18,6 +18,7 @@ import uuid
 
 from nestedflow import exceptions, states
 from nestedflow.db.software_config import SoftwareConfigStore
+from nestedflow.engine import scaling
 from nestedflow.resources import base
 from nestedflow.stacks.signals import SignalBox
 
@@ -66,11 +67,15 @@ def signal_resource(engine, stack_id, resource_name, details=None, context=None)
         raise exceptions.NotSupported(f"Signal resource during {row.action}")
     if not callable(getattr(plugin_cls, "handle_signal", None)):
         raise exceptions.ResourceActionNotSupported("signal", row.name, row.type)
-    signals = SignalBox(db, engine.events, stack.id, row, key=signal_key(context))
+    key = signal_key(context)
+    signals = SignalBox(db, engine.events, stack.id, row, key=key)
+    signals.scaler = scaling.scaler(engine, stack, key)
     plugin = plugin_cls(row.name, dict(row.properties_data or {}), _context(
         engine, stack, row, signals, context))
     try:
         reason = plugin.handle_signal(details)
+    except exceptions.NoActionRequired:
+        return  # Heat records no event: it would only spam the user
     except exceptions.NestedflowError:
         raise
     except Exception as error:

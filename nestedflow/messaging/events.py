@@ -17,6 +17,9 @@ import uuid
 import oslo_messaging as messaging
 from oslo_config import cfg
 
+from nestedflow import exceptions
+from nestedflow.links import rabbit
+
 LOG = logging.getLogger(__name__)
 
 TOPIC = "nestedflow_stack_events"
@@ -40,6 +43,11 @@ class StackEvents:
         # embedded engine that never waits on a nested stack) its driver
         # keeps every message in memory for ever.
         self._in_process = (transport_url or "fake://").startswith("fake:")
+        if not self._in_process:
+            problem = rabbit.tls_problem(transport_url)
+            if problem:
+                self._transport.cleanup()
+                raise exceptions.LinkSecurityError(problem)
         self._notifier = messaging.Notifier(
             self._transport, driver="messaging", publisher_id="nestedflow", topics=[TOPIC]
         )

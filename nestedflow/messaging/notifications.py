@@ -181,7 +181,10 @@ class Notifications:
             if row is not None:
                 self._stacks.move_to_end(stack_id)
                 return row
-        row = self._db.get_stack(stack_id)
+        # find_stack reads without beginning a transaction: this runs inside
+        # the resource write's, which on SQLite holds the process's write
+        # turn -- get_stack would wait the whole busy timeout for it.
+        row = self._db.find_stack(stack_id)
         self._remember(row)
         return row
 

@@ -118,6 +118,10 @@ class Resource(abc.ABC):
     #: in-place update in place; otherwise (the default, as in Heat) it
     #: replaces the object, whose state is unknown.
     update_resumable: typing.ClassVar[bool] = False
+    #: True when every update of the stack replaces it, changed or not
+    #: (Heat's UpdateWaitConditionHandle, whose _needs_update always raises
+    #: UpdateReplace): its signal senders must signal the new one.
+    replace_on_every_update: typing.ClassVar[bool] = False
 
     def __init__(self, name, properties, context):
         self.name = name

@@ -90,6 +90,14 @@ class NestedStackResource(base.Resource):
     def resume(self):
         self._run(self._children().act, self.physical_id, states.RESUME)
 
+    def member_attributes(self, type_name, files):
+        """Attribute names of a member of type ``type_name`` (a group's)."""
+        type_name = self.context.children.resolve_type(type_name, self.name)
+        if type_name in files:
+            return sorted(loader.load(files[type_name]).get("outputs") or {})
+        plugin = self.context.children.registry.get(type_name)
+        return sorted(plugin.attributes_schema or {})
+
     def outputs(self):
         child = self._children().get(self.physical_id) if self.physical_id else None
         return dict(child.outputs or {}) if child is not None else {}
@@ -214,7 +222,7 @@ class ResourceGroup(NestedStackResource):
         definition = properties["resource_def"]
         index_var = properties.get("index_var") or "%index%"
         members = self.members(properties)
-        member_attributes = self._member_attributes(definition["type"], files)
+        member_attributes = self.member_attributes(definition["type"], files)
         resources, outputs = {}, {}
         for name in members:
             member = {"type": definition["type"],
@@ -229,13 +237,6 @@ class ResourceGroup(NestedStackResource):
         template = {"heat_template_version": "2021-04-16", "resources": resources,
                     "outputs": outputs}
         return template, {}, files
-
-    def _member_attributes(self, type_name, files):
-        type_name = self.context.children.resolve_type(type_name, self.name)
-        if type_name in files:
-            return sorted(loader.load(files[type_name]).get("outputs") or {})
-        plugin = self.context.children.registry.get(type_name)
-        return sorted(plugin.attributes_schema or {})
 
     @classmethod
     def fingerprint(cls, properties, files, type_name):

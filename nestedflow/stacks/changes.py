@@ -34,6 +34,8 @@ def decide(registry, row, new_type, properties, fingerprint):
     if row.status != states.COMPLETE or row.type != new_type:
         return REPLACE
     plugin_cls = registry.get(row.type)
+    if plugin_cls.replace_on_every_update:
+        return REPLACE
     old = row.properties_data or {}
     changed = {k for k in set(old) | set(properties) if old.get(k) != properties.get(k)}
     schema = plugin_cls.properties_schema or {}

@@ -114,6 +114,10 @@ class ChildStacks:
         except exceptions.StackNotFound:
             return None
 
+    def template_of(self, child):
+        """The template the child stack was last given (a dict; not to be changed)."""
+        return self._rt.db.get_template(child.raw_template_id).template
+
     def wait(self, child_id, action):
         """Wait for the child's traversal to settle; raise if it did not succeed.
 

@@ -37,6 +37,9 @@ class SignalBox:
         #: The key of the signal being handled (``handle_signal``): the same
         #: signal delivered twice has the same key.
         self.key = key
+        #: Resizes a scaling group (nestedflow.engine.scaling), where a
+        #: signal is being handled; None in an action.
+        self.scaler = None
 
     def _current(self, resource_name):
         for row in self._db.list_resources(self.stack_id):

@@ -201,19 +201,47 @@ def run(engine, name, entry, known_types, timeout=120):
 AGENT_SIGNAL = {"deploy_stdout": "", "deploy_stderr": "", "deploy_status_code": 0}
 
 
+#: Wait condition handles, and the SUCCESS signal a server sends each.
+HANDLE_SIGNALS = {
+    "OS::Heat::WaitConditionHandle": lambda n: {"status": "SUCCESS", "id": f"corpus-{n}"},
+    "OS::Heat::UpdateWaitConditionHandle": lambda n: {
+        "Status": "SUCCESS", "UniqueId": f"corpus-{n}", "Reason": "corpus", "Data": None},
+}
+
+
+def _signal_handles(engine, stack_id, signalled):
+    """Send each waiting wait condition's handle (in the stack's tree) the
+    ``count`` SUCCESS signals its servers would, once."""
+    resources = engine.list_resources(stack_id, nested_depth=5)
+    for waiting in resources:
+        if waiting.type != "OS::Heat::WaitCondition" or waiting.status != "IN_PROGRESS":
+            continue
+        for handle in resources:
+            key = (handle.stack_id, handle.name)
+            if (handle.stack_id == waiting.stack_id and handle.type in HANDLE_SIGNALS
+                    and handle.status == "COMPLETE" and key not in signalled):
+                signalled.add(key)
+                for number in range(int(waiting.properties.get("count") or 1)):
+                    engine.signal_resource(handle.stack_id, handle.name,
+                                           HANDLE_SIGNALS[handle.type](number))
+
+
 def wait_as_agent(engine, stack_id, timeout):
     """``engine.wait``, signalling every deployment that waits for its
     server's signal meanwhile (templates run concurrently on one engine
-    share the agent: any waiting deployment is one no server will signal)."""
+    share the agent: any waiting deployment is one no server will signal),
+    and every wait condition's handle as its servers would."""
     import time
 
     from nestedflow import exceptions
 
     deadline = time.monotonic() + timeout
+    signalled = set()
     while True:
         for deployment in engine.list_software_deployments():
             if deployment["status"] == "IN_PROGRESS":
                 engine.signal_software_deployment(deployment["id"], AGENT_SIGNAL)
+        _signal_handles(engine, stack_id, signalled)
         remaining = deadline - time.monotonic()
         try:
             return engine.wait(stack_id, timeout=max(0.0, min(0.5, remaining)))

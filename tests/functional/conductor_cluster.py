@@ -179,6 +179,24 @@ class Cluster:
         return {c: json.loads(self.zk.get(f"{path}/{c}")[0])
                 for c in (self.zk.get_children(path) if self.zk.exists(path) else [])}
 
+    def post_raw(self, details, name="evil job", client=None):
+        """Post a job the way any ZooKeeper client could, bypassing the Engine
+        (with ``client``: that client's credentials, if any)."""
+        from nestedflow.dispatch import jobboard
+
+        url = jobboard.JobboardURL(self.jobboard_url)
+        own = client is None
+        client = client or jobboard.make_client(url)
+        board = jobboard.Board("test-poster", url, client, emit_notifications=False)
+        board.connect()
+        try:
+            return board.post(name, details=details)
+        finally:
+            board.close()
+            if own:
+                client.stop()
+                client.close()
+
     def stop_all(self):
         for conductor in self.conductors.values():
             if conductor.alive():

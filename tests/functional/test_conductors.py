@@ -130,20 +130,6 @@ def build(**kwargs):
 """
 
 
-def post_raw(cluster, details, name="evil job"):
-    """Post a job the way any ZooKeeper client could, bypassing the Engine."""
-    client = jobboard.make_client(jobboard.JobboardURL(cluster.jobboard_url))
-    board = jobboard.Board("test-poster", jobboard.JobboardURL(cluster.jobboard_url), client,
-                           emit_notifications=False)
-    board.connect()
-    try:
-        return board.post(name, details=details)
-    finally:
-        board.close()
-        client.stop()
-        client.close()
-
-
 def test_job_naming_a_factory_outside_the_allow_list_is_refused(cluster, probe, tmp_path):
     # The module exists and is importable by the conductor: importing it
     # would leave a marker file behind.
@@ -165,10 +151,10 @@ def test_job_naming_a_factory_outside_the_allow_list_is_refused(cluster, probe, 
     events_before = len(probe.events(victim.id))
     kwargs = {"stack_id": victim.id, "traversal_id": probe.stack(victim.id)["current_traversal"],
               "action": "DELETE"}
-    post_raw(cluster, {"factory": "evil_flows.build", "kwargs": kwargs}, "evil factory")
-    post_raw(cluster, {"factory": "os.system", "kwargs": {"command": "touch " + str(marker)}},
+    cluster.post_raw({"factory": "evil_flows.build", "kwargs": kwargs}, "evil factory")
+    cluster.post_raw({"factory": "os.system", "kwargs": {"command": "touch " + str(marker)}},
              "os.system")
-    post_raw(cluster, {"factory": "nestedflow.flows.factories.stack_traversal",
+    cluster.post_raw({"factory": "nestedflow.flows.factories.stack_traversal",
                        "kwargs": {**kwargs, "evil": "1"}}, "extra argument")
 
     trash = wait_for(lambda: len(cluster.trash()) == 3 and cluster.trash(), 30,

@@ -111,3 +111,31 @@ def test_cancel_while_paused_clears_the_hook(sqlite_engine, stack_name):
     done = sqlite_engine.wait(stack.id, timeout=60)
     assert done.status == "FAILED"
     assert "Failure occurred while waiting." in _reasons(sqlite_engine, stack.id, "first")
+
+
+def test_nested_and_pre_delete_hooks(sqlite_engine, stack_name):
+    """Heat's nested hook paths (resource_registry resources: group: "0":
+    hooks) pause the member in the child stack; pre-delete pauses a delete."""
+    engine = sqlite_engine
+    template = {"heat_template_version": "2018-08-31", "resources": {"group": {
+        "type": "OS::Heat::ResourceGroup", "properties": {
+            "count": 2, "resource_def": {"type": TR}}}}}
+    env = {"resource_registry": {"resources": {
+        "group": {"0": {"hooks": "pre-create"}}, "gro*": {"hooks": "pre-delete"}}}}
+    stack = engine.create_stack(stack_name, template, environment=env)
+    child_id = _until(lambda: next((s.id for s in engine.list_stacks(show_nested=True)
+                                    if s.parent_id == stack.id), None))
+    _until(lambda: "CREATE paused until Hook pre-create is cleared"
+           in _reasons(engine, child_id, "0"))
+    assert not _reasons(engine, stack.id, "group") or engine.get_stack(
+        stack.id).status == "IN_PROGRESS"
+    engine.signal_resource(child_id, "0", {"unset_hook": "pre-create"})
+    assert engine.wait(stack.id, timeout=60).status == "COMPLETE"
+    engine.delete_stack(stack.id)
+    _until(lambda: "DELETE paused until Hook pre-delete is cleared"
+           in _reasons(engine, stack.id, "group"))
+    assert len(physical_objects(engine, child_id)) == 2
+    engine.signal_resource(stack.id, "group", {"unset_hook": "pre-delete"})
+    done = engine.wait(stack.id, timeout=60)
+    assert (done.action, done.status) == ("DELETE", "COMPLETE")
+    assert physical_objects(engine, child_id) == []

@@ -52,8 +52,10 @@ class ListConductor(tables.Lister):
         except exceptions.NestedflowError:
             raise
         except Exception as exc:
-            raise CommandError(f"cannot read the jobboard {url}: "
+            raise CommandError(f"cannot read the jobboard {_shown(url)}: "
                                f"{type(exc).__name__}: {exc}") from exc
+        for warning in described.get("warnings") or ():
+            self.app.stderr.write(f"WARNING: {warning}\n")
         self.described = described
         return COLUMNS, [_row(c) for c in described["conductors"]]
 
@@ -66,6 +68,15 @@ class ListConductor(tables.Lister):
                 f"{len(unclaimed)} unclaimed job(s)"
                 + (f", {len(orphaned)} held by no live conductor" if orphaned else "") + "\n")
         return result
+
+
+def _shown(url):
+    from nestedflow.dispatch import zookeeper
+
+    try:
+        return str(zookeeper.JobboardURL(url))
+    except Exception:
+        return "(malformed URL)"
 
 
 def _row(conductor):

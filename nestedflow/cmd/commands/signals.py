@@ -43,7 +43,9 @@ class SignalResource(bases.Command):
         parser.add_argument("stack", metavar="<stack>", help="name or ID of the stack")
         parser.add_argument("resource", metavar="<resource>", help="name of the resource")
         data = parser.add_mutually_exclusive_group()
-        data.add_argument("--data", metavar="<data>", help="JSON data to send to the signal")
+        # --data-binary: a wait condition handle's curl_cli ends with it.
+        data.add_argument("--data", "--data-binary", metavar="<data>", dest="data",
+                          help="JSON data to send to the signal")
         data.add_argument("--data-file", metavar="<data-file>",
                           help="file containing JSON data to send to the signal")
         return parser
