@@ -2,6 +2,7 @@
 accepts, answered from its plugin registry and template versions."""
 
 import datetime
+import inspect
 import importlib.metadata
 import re
 
@@ -134,7 +135,7 @@ class CatalogCalls(Calls):
             names = [name for name in names if _matches(type_name, name)]
         if with_description:
             return [{"resource_type": name,
-                     "description": (self.engine.registry.get(name).__doc__ or "").strip()}
+                     "description": inspect.cleandoc(self.engine.registry.get(name).__doc__ or "")}
                     for name in names]
         return names
 
@@ -153,7 +154,7 @@ class CatalogCalls(Calls):
                                "previous_status": None},
         }
         if with_description:
-            result["description"] = (plugin.__doc__ or "").strip()
+            result["description"] = inspect.cleandoc(plugin.__doc__ or "")
         return result
 
     @rpc

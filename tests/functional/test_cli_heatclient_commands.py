@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from nestedflow.cmd.commands import failures
 
@@ -167,3 +168,53 @@ def test_list_deleted_hidden_and_all_projects(nf, tmp_path):
     gone = nf("stack", "list", "--deleted", "-f", "value", "-c", "Stack Name",
               "-c", "Stack Status").splitlines()
     assert "gone DELETE_COMPLETE" in gone
+
+
+def test_resource_type_list_and_show(nf):
+    """heatclient/osc/v1/resource_type.py: ``Resource Type`` (and
+    ``Description`` with --long) sorted; show answers the type's schema
+    (YAML), or with --template-type hot|cfn the template Heat's
+    generate_template makes; the same answers heat-api gets."""
+    types = json.loads(nf("orchestration", "resource", "type", "list", "-f", "json"))
+    names = [t["Resource Type"] for t in types]
+    assert names == sorted(names) and "OS::Heat::Value" in names
+    waits = json.loads(nf("orchestration", "resource", "type", "list", "--filter",
+                          "name=OS::Heat::Wait", "--long", "-f", "json"))
+    assert [t["Resource Type"] for t in waits] == ["OS::Heat::WaitCondition",
+                                                   "OS::Heat::WaitConditionHandle"]
+    assert all(t["Description"] for t in waits)
+
+    schema = yaml.safe_load(nf("orchestration", "resource", "type", "show", "OS::Heat::Value"))
+    assert schema["resource_type"] == "OS::Heat::Value"
+    assert set(schema["properties"]) == {"type", "value"}
+    assert schema["support_status"]["status"] == "SUPPORTED"
+    hot = yaml.safe_load(nf("orchestration", "resource", "type", "show", "OS::Heat::Value",
+                            "--template-type", "hot"))
+    assert hot["resources"]["Value"]["type"] == "OS::Heat::Value"
+    assert hot["outputs"]["value"]["value"] == {"get_attr": ["Value", "value"]}
+    cfn = yaml.safe_load(nf("orchestration", "resource", "type", "show", "OS::Heat::Value",
+                            "--template-type", "CFN"))
+    assert cfn["HeatTemplateFormatVersion"] == "2012-12-12"
+    assert nf("orchestration", "resource", "type", "show", "Nope::X", expect=1) == ""
+    assert nf("orchestration", "resource", "type", "show", "OS::Heat::Value",
+              "--template-type", "hot", "--long", expect=1) == ""
+
+
+def test_stack_show_has_heats_description_and_parameters(nf, tmp_path):
+    """heat/engine/api.py format_stack: description, parameters (hidden ones
+    masked, with OS::stack_id, OS::stack_name, OS::project_id), and the
+    capabilities and notification_topics Heat answers empty."""
+    (tmp_path / "d.yaml").write_text(
+        "heat_template_version: 2018-08-31\ndescription: demo stack\nparameters:\n"
+        "  a: {type: string, default: x}\n  pw: {type: string, hidden: true, default: s3}\n"
+        "resources:\n  r: {type: OS::Heat::None}\n")
+    shown = json.loads(nf("stack", "create", "d", "-t", "d.yaml", "-P", "a=y", "--wait",
+                          "-f", "json"))
+    assert list(shown)[:9] == ["id", "stack_name", "description", "creation_time",
+                               "updated_time", "stack_status", "stack_status_reason",
+                               "parameters", "outputs"]
+    assert shown["description"] == "demo stack"
+    assert shown["parameters"] == {"a": "y", "pw": "******", "OS::stack_id": shown["id"],
+                                   "OS::stack_name": "d", "OS::project_id": None}
+    assert (shown["capabilities"], shown["notification_topics"]) == ([], [])
+    assert "s3" not in nf("stack", "show", "d")

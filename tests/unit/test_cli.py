@@ -579,8 +579,9 @@ def test_show_json(engine):
     stack = engine.stacks["s-1"]
     data = json.loads(out)
     # heatclient's fields first, in its order (osc/v1/stack.py _show_stack).
-    assert list(data)[:6] == ["id", "stack_name", "creation_time", "updated_time",
-                              "stack_status", "stack_status_reason"]
+    assert list(data)[:8] == ["id", "stack_name", "description", "creation_time",
+                              "updated_time", "stack_status", "stack_status_reason",
+                              "parameters"]
     assert data["id"] == stack.id and data["stack_name"] == stack.name
     assert data["stack_status"] == "CREATE_COMPLETE"
     assert data["stack_status_reason"] == stack.status_reason

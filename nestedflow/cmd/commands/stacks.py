@@ -24,9 +24,10 @@ def _fields(stack):
 
 #: heatclient's ``stack show`` fields, in its order (osc/v1/stack.py
 #: ``_show_stack``; Heat's format_stack keys), then nestedflow's own.
-HEAT_SHOW_FIELDS = ("id", "stack_name", "creation_time", "updated_time", "stack_status",
-                    "stack_status_reason", "outputs", "parent", "disable_rollback",
-                    "tags", "timeout_mins", "project_id")
+HEAT_SHOW_FIELDS = ("id", "stack_name", "description", "creation_time", "updated_time",
+                    "stack_status", "stack_status_reason", "parameters", "outputs", "parent",
+                    "disable_rollback", "tags", "timeout_mins", "project_id", "capabilities",
+                    "notification_topics")
 
 
 #: Fields of the engine's view shown under their own name: nothing of
@@ -34,17 +35,50 @@ HEAT_SHOW_FIELDS = ("id", "stack_name", "creation_time", "updated_time", "stack_
 OWN_SHOW_FIELDS = ("output_errors",)
 
 
-def stack_data(stack, parsed_args=None):
+def _described(engine, stack):
+    """Heat's ``description`` and ``parameters`` of a stack (heat/engine/api.py
+    format_stack): the template's description, and every template parameter
+    with the value it has (hidden ones masked, as get_environment masks
+    them) plus Heat's OS::stack_id, OS::stack_name and OS::project_id."""
+    from nestedflow import exceptions
+
+    try:
+        template = engine.get_template(stack.id) or {}
+        given = (engine.get_environment(stack.id) or {}).get("parameters") or {}
+    except (exceptions.StackNotFound, AttributeError):
+        return None, {}
+    declared = template.get("parameters") or template.get("Parameters") or {}
+    parameters = {}
+    for name, spec in declared.items():
+        spec = spec if isinstance(spec, dict) else {}
+        if str(spec.get("hidden", spec.get("NoEcho"))).lower() in ("true", "1", "yes", "on"):
+            parameters[name] = "******"  # Heat's mask (heat/engine/parameters.py)
+            continue
+        parameters[name] = given.get(name, spec.get("default", spec.get("Default")))
+    parameters.update({"OS::stack_id": stack.id, "OS::stack_name": stack.name,
+                       "OS::project_id": getattr(stack, "project_id", None)})
+    description = template.get("description", template.get("Description"))
+    return description, parameters
+
+
+def stack_data(stack, parsed_args=None, engine=None):
     """``(names, values)`` of a stack for a ShowOne command: heatclient's
     fields, nestedflow's own, and the view's other names (``name``,
-    ``action``, ``status``...) when a ``-c`` asks for them."""
+    ``action``, ``status``...) when a ``-c`` asks for them. ``engine``
+    gives the description and parameters."""
     from nestedflow.cmd.commands import heat_columns
 
+    description, parameters = _described(engine, stack) if engine is not None else (None, {})
+    extra = {"description": description, "parameters": parameters,
+             # Heat's format_stack answers these two empty, always.
+             "capabilities": [], "notification_topics": []}
     names, values = [], []
     own = tuple(f for f in OWN_SHOW_FIELDS if getattr(stack, f, None))
     legacy = tuple(f for f in _fields(stack) if f not in HEAT_SHOW_FIELDS)
     for field in heat_columns.names(parsed_args, HEAT_SHOW_FIELDS + own, legacy):
-        if field == "outputs":
+        if field in extra:
+            values.append(columns.cell(extra[field]))
+        elif field == "outputs":
             values.append(columns.Outputs(dict(stack.outputs or {})))
         elif field == "tags":
             values.append(columns.cell(list(getattr(stack, "tags", None) or ())))
@@ -87,7 +121,7 @@ class StackCommand(bases.ShowOne):
         if waited and not self.succeeded(final):
             self.exit_code = 1
             self.app.stderr.write(waiting.failure_line(final))
-        return stack_data(final, parsed_args)
+        return stack_data(final, parsed_args, self.app.engine)
 
     def run(self, parsed_args):
         super().run(parsed_args)
@@ -336,7 +370,8 @@ class ShowStack(bases.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        names, values = stack_data(self.app.find_stack(parsed_args.stack), parsed_args)
+        names, values = stack_data(self.app.find_stack(parsed_args.stack), parsed_args,
+                                   self.app.engine)
         if parsed_args.no_resolve_outputs:
             # heatclient's _show_stack leaves the outputs field out.
             keep = [i for i, name in enumerate(names) if name != "outputs"]
