@@ -2,8 +2,8 @@
 accepts, answered from its plugin registry and template versions."""
 
 import datetime
-import inspect
 import importlib.metadata
+import inspect
 import re
 
 from nestedflow import exceptions
