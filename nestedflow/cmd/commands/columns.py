@@ -23,7 +23,9 @@ class Empty(columns.FormattableColumn):
 
 
 class Timestamp(columns.FormattableColumn):
-    """A datetime: seconds for people, full ISO 8601 for programs."""
+    """A datetime: seconds for people; for programs, Heat's API format
+    (``YYYY-MM-DDTHH:MM:SSZ``, heat/engine/api.py ``heat_timeutils``), what
+    heatclient's JSON, YAML and CSV carry."""
 
     def human_readable(self):
         if self._value is None:
@@ -32,7 +34,7 @@ class Timestamp(columns.FormattableColumn):
 
     def machine_readable(self):
         if isinstance(self._value, datetime.datetime):
-            return self._value.isoformat()
+            return self._value.strftime("%Y-%m-%dT%H:%M:%SZ")
         return self._value
 
 

@@ -68,7 +68,19 @@ class ListEvent(tables.Lister):
         if parsed_args.long:
             shown += ("engine_id",)
         names = heat_columns.names(parsed_args, shown, FIELDS)
-        return names, heat_columns.rows(found, names)
+        rows = heat_columns.rows(found, names)
+        if "physical_resource_id" in names:
+            # A stack's own events carry the stack's id as their physical id,
+            # as Heat's format_event: what heatclient's --wait looks for.
+            ids = {stack.name: stack.id}
+            if parsed_args.nested_depth:
+                ids.update((s.name, s.id) for s in self.app.engine.list_stacks(show_nested=True))
+            at = names.index("physical_resource_id")
+            for i, event in enumerate(found):
+                owner = getattr(event, "stack_name", None) or stack.name
+                if event.resource_name == owner and owner in ids:
+                    rows[i] = rows[i][:at] + (ids[owner],) + rows[i][at + 1:]
+        return names, rows
 
 
     def _follow(self, stack, parsed_args):

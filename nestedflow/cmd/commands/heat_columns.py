@@ -47,7 +47,8 @@ GETTERS = {
     # resources
     "resource_name": _resource_name,
     "logical_resource_id": _resource_name,
-    "physical_resource_id": lambda r: r.physical_id,
+    # Heat's API answers "" for none (heat/engine/api.py format_event).
+    "physical_resource_id": lambda r: r.physical_id or "",
     "resource_type": lambda r: r.type,
     "resource_status": _state,
     "resource_status_reason": lambda r: r.status_reason,

@@ -23,17 +23,13 @@ class ListOutput(tables.Lister):
 
         stack = self.app.find_stack(parsed_args.stack)
         outputs = stack.outputs or {}
-        described = self.app.engine.get_template(stack.id).get("outputs") or {}
+        described = descriptions(self.app.engine, stack)
         names = heat_columns.names(parsed_args, ("output_key", "description"),
                                    ("output_value",))
         rows = []
         for key in sorted(outputs):
-            entry = described.get(key)
-            description = entry.get("description") if isinstance(entry, dict) else None
-            # heat/engine/output.py OutputDefinition.description()
             row = {"output_key": key, "output_value": columns.cell(outputs[key]),
-                   "description": "No description given" if description is None
-                   else str(description)}
+                   "description": described.get(key)}
             rows.append(tuple(columns.cell(row[n]) if n != "output_value" else row[n]
                               for n in names))
         return names, rows
@@ -63,13 +59,27 @@ class ShowOutput(bases.ShowOne):
         if parsed_args.output not in outputs:
             raise exceptions.NestedflowError(
                 f"Output {parsed_args.output} not found in stack {stack.name}")
-        names = ("output_key", "output_value")
-        values = (parsed_args.output, columns.cell(outputs[parsed_args.output]))
+        described = descriptions(self.app.engine, stack)
+        names = ("output_key", "description", "output_value")
+        values = (parsed_args.output, described.get(parsed_args.output),
+                  columns.cell(outputs[parsed_args.output]))
         # heatclient adds output_error when the value could not be resolved.
         error = (getattr(stack, "output_errors", None) or {}).get(parsed_args.output)
         if error:
             names, values = names + ("output_error",), values + (error,)
         return names, values
+
+
+def descriptions(engine, stack):
+    """Output name -> its description as Heat answers it (heat/engine/output.py
+    ``OutputDefinition.description()``: "No description given" when none)."""
+    declared = engine.get_template(stack.id).get("outputs") or {}
+    found = {}
+    for key in stack.outputs or {}:
+        entry = declared.get(key)
+        description = entry.get("description") if isinstance(entry, dict) else None
+        found[key] = "No description given" if description is None else str(description)
+    return found
 
 
 def all_outputs(outputs):

@@ -26,8 +26,8 @@ def _fields(stack):
 #: ``_show_stack``; Heat's format_stack keys), then nestedflow's own.
 HEAT_SHOW_FIELDS = ("id", "stack_name", "description", "creation_time", "updated_time",
                     "stack_status", "stack_status_reason", "parameters", "outputs", "parent",
-                    "disable_rollback", "tags", "timeout_mins", "project_id", "capabilities",
-                    "notification_topics")
+                    "tags", "notification_topics", "capabilities", "disable_rollback",
+                    "timeout_mins", "project_id")
 
 
 #: Fields of the engine's view shown under their own name: nothing of

@@ -39,8 +39,11 @@ class ListTemplateVersion(tables.Lister):
         aliases = {}
         for name, version in versions.RELEASE_NAMES.items():
             aliases.setdefault(version, []).append(_HOT + name)
+        from nestedflow.cmd.commands import columns
+
+        # Aliases as a list (Heat's list_template_versions; heatclient's JSON).
         return ("Version", "Type", "Aliases"), [
-            (_HOT + version, "hot", ", ".join(aliases.get(version, ())))
+            (_HOT + version, "hot", columns.cell(aliases.get(version, [])))
             for version in versions.HOT_VERSIONS]
 
 
