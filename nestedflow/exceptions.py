@@ -186,6 +186,16 @@ class PhysicalObjectMissing(NestedflowError):
         )
 
 
+class InvalidResourceState(NestedflowError):
+    """A suspend or resume asked of a resource in a state it does not apply
+    to; Heat's words (heat/engine/resource.py ``suspend``/``resume``)."""
+
+    def __init__(self, action, state):
+        self.action = action
+        self.state = tuple(state)
+        super().__init__(f"State {self.state} invalid for {action.lower()}")
+
+
 class DummyFailed(NestedflowError):
     """``OS::Heat::Dummy`` failed because its ``fail_prop`` is ``"yes"``."""
 
