@@ -32,12 +32,16 @@ TIMED_ACTIONS = (states.CREATE, states.UPDATE)
 class TraversalScope:
     """Shared by every task of one run of one traversal of one stack."""
 
-    def __init__(self, runtime, stack, traversal_id, action, definition=None, owner=None):
+    def __init__(self, runtime, stack, traversal_id, action, definition=None, owner=None,
+                 shown_action=None):
         self.runtime = runtime
         self.db = runtime.db
         self.stack = stack
         self.traversal_id = traversal_id
+        #: What the flow does (CREATE for an adopt, UPDATE for a restore).
         self.action = action
+        #: The stack's action as stored and shown (states.RUNS_AS).
+        self.shown_action = shown_action if shown_action in states.RUNS_AS else action
         self.definition = definition
         self.owner = owner
         # Lock holder: this run of the traversal. A later run (resume after a

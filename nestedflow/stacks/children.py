@@ -89,7 +89,7 @@ class ChildStacks:
             environment=self.child_environment(resource_name), disable_rollback=True,
             timeout=self.child_timeout(timeout), parent=link,
             stack_id=child_id, adopt_stack_data=adopt_stack_data)
-        return self.wait(child_id, states.CREATE)
+        return self.wait(child_id, states.CREATE if adopt_stack_data is None else states.ADOPT)
 
     def update(self, child_id, template, parameters, files):
         resource_name = self._rt.db.get_stack(child_id).owner_resource

@@ -65,13 +65,14 @@ class StackLifecycle:
                                timeout=timeout)
         traversal_id = str(uuid.uuid4())
         dependencies = definition.dependencies()
+        action = states.CREATE if adopt is None else states.ADOPT
         stack = self.db.create_stack(
             stack_values={
                 "id": stack_id,
                 "name": name,
-                "action": states.CREATE,
+                "action": action,
                 "status": states.IN_PROGRESS,
-                "status_reason": "Stack CREATE started",
+                "status_reason": f"Stack {action} started",
                 "current_traversal": traversal_id,
                 "disable_rollback": bool(disable_rollback),
                 "timeout": timeout,
@@ -92,28 +93,29 @@ class StackLifecycle:
             unique_name=parent is None,
         )
         if self.on_created is not None:
-            self.on_created(stack_id, states.CREATE, states.IN_PROGRESS, stack)
+            self.on_created(stack_id, action, states.IN_PROGRESS, stack)
         self._record_request(stack_id, traversal_id, stack.request_context)
-        self._dispatch(stack_id, traversal_id, states.CREATE)
+        self._dispatch(stack_id, traversal_id, action)
         return stack
 
     # -- update -------------------------------------------------------------
 
     def update(self, stack_id, template, parameters=None, files=None, environment=None,
-               existing=False, disable_rollback=None, context=None, reason=None,
-               timeout=None, clear_parameters=()):
+               existing=False, disable_rollback=None, context=None, timeout=None,
+               clear_parameters=(), action=states.UPDATE):
         """Converge the stack to a new template; supersedes a traversal in progress.
 
         ``existing=True`` is Heat's PATCH: the stored template, parameters,
         files and environment are kept where not given, but for the
         parameters named in ``clear_parameters``, which go back to their
-        defaults.
+        defaults. ``action``: the stack's action while it converges (RESTORE
+        for a snapshot's restore, as Heat's ``Stack.restore``).
         """
         stack, definition, files, parameters = self.prepare_update(
             stack_id, template, parameters, files, environment, existing, clear_parameters)
         dependencies = definition.dependencies()
         _check_timeout(timeout)
-        values = {"status_reason": reason or "Stack UPDATE started"}
+        values = {"status_reason": f"Stack {action} started"}
         if timeout is not None:
             values["timeout"] = timeout
         if disable_rollback is not None:
@@ -130,7 +132,7 @@ class StackLifecycle:
             ]
             try:
                 self.db.begin_update(
-                    stack.id, stack.current_traversal, traversal_id, states.UPDATE,
+                    stack.id, stack.current_traversal, traversal_id, action,
                     _template_values(definition, files, parameters), added, **values)
                 break
             except exceptions.TraversalSuperseded:
@@ -138,7 +140,7 @@ class StackLifecycle:
         else:
             raise exceptions.ActionNotAllowed(f"stack {stack.name} keeps changing; retry")
         self._record_request(stack.id, traversal_id, values.get("request_context"))
-        self._dispatch(stack.id, traversal_id, states.UPDATE)
+        self._dispatch(stack.id, traversal_id, action)
         return stack.id
 
     def prepare_update(self, stack_id, template, parameters=None, files=None,
@@ -223,7 +225,8 @@ class StackLifecycle:
     def cancel(self, stack_id, rollback=True):
         """Ask the create/update in progress to stop; returns its traversal id."""
         stack = self.live_stack(stack_id)
-        if stack.status != states.IN_PROGRESS or stack.action not in (states.CREATE, states.UPDATE):
+        runs_as = states.RUNS_AS.get(stack.action, stack.action)
+        if stack.status != states.IN_PROGRESS or runs_as not in (states.CREATE, states.UPDATE):
             raise exceptions.ActionNotAllowed(
                 f"stack {stack.name} is {stack.action}_{stack.status}: only a create or "
                 "update in progress can be cancelled")

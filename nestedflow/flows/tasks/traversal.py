@@ -65,7 +65,7 @@ class BeginTraversal(ScopedTask):
             else:
                 scope.set_stack_state(states.ROLLBACK, states.FAILED, f"{reason}; {why}", **values)
                 return
-        action = states.ROLLBACK if rolled_back else scope.action
+        action = states.ROLLBACK if rolled_back else scope.shown_action
         status = states.COMPLETE if rolled_back else states.FAILED
         try:
             scope.set_stack_state(action, status, reason, **values)
@@ -216,8 +216,8 @@ class CompleteTraversal(ScopedTask):
             # from these edges.
             scope.check_owner()
             _record_graph(scope, rows)
-        scope.set_stack_state(scope.action, states.COMPLETE,
-                              f"Stack {scope.action} completed successfully", **values)
+        scope.set_stack_state(scope.shown_action, states.COMPLETE,
+                              f"Stack {scope.shown_action} completed successfully", **values)
 
 
 def _sweep(scope):
