@@ -284,6 +284,10 @@ class ResourceGroup(NestedStackResource):
             if not rest:
                 return outputs.get(f"ref.{member}")
             return outputs.get(f"attr.{member}.{rest[0]}")
+        if members and f"attr.{members[0]}.{name}" not in outputs:
+            # Heat asks each member (grouputils.get_rsrc_attr); the first
+            # refuses an attribute its type does not have.
+            raise exceptions.InvalidTemplateAttribute(members[0], name)
         return [outputs.get(f"attr.{m}.{name}") for m in members]
 
 

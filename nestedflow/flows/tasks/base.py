@@ -41,9 +41,34 @@ def failure_reason(flow_failures):
     return "; ".join(messages) or "unknown failure"
 
 
+#: attr_data key: attribute name -> [resource, key] of an attribute the
+#: plugin refused (exceptions.InvalidTemplateAttribute), raised again when read.
+ATTR_ERRORS = "attr_errors"
+
+
 def output_of(row):
     data = row.attr_data or {}
-    return {"ref": data.get("ref"), "attrs": data.get("attrs") or {}, "row": row.id}
+    out = {"ref": data.get("ref"), "attrs": data.get("attrs") or {}, "row": row.id}
+    if data.get(ATTR_ERRORS):
+        out[ATTR_ERRORS] = data[ATTR_ERRORS]
+    return out
+
+
+def attribute_reader(outputs):
+    """``get_attr(name, attr, path)`` over ``outputs`` (resource name ->
+    :func:`output_of`, or None for a resource that has none): None where
+    there is no value, InvalidTemplateAttribute where the plugin refused."""
+    def get_attr(name, attr, path):
+        out = outputs.get(name)
+        if out is None:
+            return None
+        if attr is None:  # get_attr's all-attributes form reads them all
+            return select_path(out["attrs"], path)
+        refused = (out.get(ATTR_ERRORS) or {}).get(attr)
+        if refused:
+            raise exceptions.InvalidTemplateAttribute(*refused)
+        return select_path(out["attrs"].get(attr), path)
+    return get_attr
 
 
 def inputs_by_name(inputs):
@@ -53,12 +78,7 @@ def inputs_by_name(inputs):
 
 def resolver(inputs):
     resolved = inputs_by_name(inputs)
-    return (
-        lambda name: resolved[name]["ref"],
-        # attr None: get_attr's all-attributes form reads them all.
-        lambda name, attr, path: select_path(
-            resolved[name]["attrs"] if attr is None else resolved[name]["attrs"].get(attr), path),
-    )
+    return lambda name: resolved[name]["ref"], attribute_reader(resolved)
 
 
 _INSPECTABLE = {}
@@ -189,10 +209,20 @@ class ResourceTask(ScopedTask):
         return plugin_cls.fingerprint(properties, files, type_name)
 
     def attributes(self, plugin):
+        """attr_data's ``attrs`` (and ``attr_errors``): the attributes other
+        resources and the outputs read. One the plugin refuses is an error
+        for its readers (Heat resolves get_attr when read), not the resource's."""
         needed = self.scope.definition.needed_attributes().get(self.resource_name, ())
         if ANY_ATTRIBUTE in needed:
             needed = (set(needed) - {ANY_ATTRIBUTE}) | set(plugin.attributes_schema)
-        return {name: plugin.get_attribute(name) for name in sorted(needed)}
+        attrs, errors = {}, {}
+        for name in sorted(needed):
+            try:
+                attrs[name] = plugin.get_attribute(name)
+            except exceptions.InvalidTemplateAttribute as error:
+                attrs[name] = None
+                errors[name] = [error.resource, error.key]
+        return {"attrs": attrs, ATTR_ERRORS: errors} if errors else {"attrs": attrs}
 
     def creating(self, row, properties, type_name=None, revive=False):
         """The write that marks ``row`` CREATE_IN_PROGRESS (see :meth:`create_on`)."""
@@ -241,7 +271,7 @@ class ResourceTask(ScopedTask):
         # What get_resource returns is known once the plugin knows its id.
         if physical_id is not None:
             plugin.context.physical_id = physical_id
-        data = {"ref": plugin.reference_id(), "attrs": self.attributes(plugin),
+        data = {"ref": plugin.reference_id(), **self.attributes(plugin),
                 "data": plugin.stored_data(),
                 "fingerprint": self.fingerprint(row.type, properties)}
         if undo:

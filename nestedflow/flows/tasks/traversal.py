@@ -8,9 +8,11 @@ from nestedflow.db import models
 from nestedflow.flows.tasks.base import (
     SYMBOL,
     ScopedTask,
+    attribute_reader,
     failure_reason,
     is_gone,
     isinstance_failure,
+    output_of,
     resolver,
 )
 from nestedflow.flows.tasks.delete import delete_resource
@@ -67,11 +69,31 @@ class BeginTraversal(ScopedTask):
                 return
         action = states.ROLLBACK if rolled_back else scope.shown_action
         status = states.COMPLETE if rolled_back else states.FAILED
+        if scope.definition is not None and "outputs" not in values:
+            # A failed (or rolled back) create, a failed update: outputs as
+            # the resources stand, as Heat shows them for any stack not deleted.
+            values["outputs"], values["output_errors"] = _outputs_as_they_stand(scope)
         try:
             scope.set_stack_state(action, status, reason, **values)
         except exceptions.OwnershipLost:
             LOG.info("stack %s: superseded before it could record %s_%s",
                      scope.stack.id, action, status)
+
+
+def _outputs_as_they_stand(scope):
+    """(outputs, output errors) of the current template from the current
+    rows: what a completed resource recorded, None for one that failed, was
+    never made or is gone (Heat's get_attr answers None for a resource
+    whose result is not ready)."""
+    outputs = {row.name: None if is_gone(row) or not row.attr_data else output_of(row)
+               for row in scope.db.list_resources(scope.stack.id)}
+
+    def get_resource(name):
+        out = outputs.get(name)
+        return None if out is None else out["ref"]
+
+    return scope.definition.resolve_outputs_and_errors(
+        get_resource=get_resource, get_attr=attribute_reader(outputs))
 
 
 def _realizes_previous(scope):
