@@ -29,7 +29,37 @@ class ParentLink:
     owner: dict = dataclasses.field(default_factory=dict)
 
 
-class ChildStacks:
+class ChildReads:
+    """What a nested-stack plugin reads about the children it would make:
+    the plugin registry, the parent's files and the environment a child
+    inherits. A preview hands a plugin this (nothing is made); a
+    traversal, :class:`ChildStacks`, which also makes and waits for them."""
+
+    def __init__(self, registry, parent_environment, parent_files):
+        self._registry = registry
+        self._parent_environment = parent_environment
+        self._parent_files = parent_files
+
+    @property
+    def registry(self):
+        return self._registry
+
+    def parent_files(self):
+        return self._parent_files
+
+    def child_environment(self, resource_name):
+        """The environment a child made by ``resource_name`` inherits (Heat's
+        get_child_environment): registry and parameter_defaults, narrowed to
+        the registry's entries for this resource."""
+        return environment.child_environment(self._parent_environment, resource_name)
+
+    def resolve_type(self, type_name, resource_name):
+        """``type_name`` mapped through the registry of ``resource_name``'s child."""
+        registry = self.child_environment(resource_name)["resource_registry"]
+        return environment.resolve_type(registry, type_name)
+
+
+class ChildStacks(ChildReads):
     """Bound to the parent's traversal scope (nestedflow.flows.scope.TraversalScope)."""
 
     def __init__(self, scope):
@@ -55,19 +85,11 @@ class ChildStacks:
         return self._rt.db.get_template(template_id).files or {}
 
     def child_environment(self, resource_name):
-        """The environment a child made by ``resource_name`` inherits (Heat's
-        get_child_environment): registry and parameter_defaults, narrowed to
-        the registry's entries for this resource."""
         template_id = self._parent.raw_template_id
         if self._scope.reverting and self._parent.prev_raw_template_id:
             template_id = self._parent.prev_raw_template_id
         parent_env = self._rt.db.get_template(template_id).environment
         return environment.child_environment(parent_env, resource_name)
-
-    def resolve_type(self, type_name, resource_name):
-        """``type_name`` mapped through the registry of ``resource_name``'s child."""
-        registry = self.child_environment(resource_name)["resource_registry"]
-        return environment.resolve_type(registry, type_name)
 
     def child_timeout(self, minutes=None):
         """The child's timeout (minutes): its own, at most what the parent has left."""
