@@ -143,7 +143,6 @@ class Previews:
         """Sort the resources of ``definition`` into ``result`` against the
         current rows of ``stack`` (None: a stack the update creates); returns
         the outputs of the stack as dependents will see them."""
-        files = definition.template.files or {}
         rows = {row.name: row for row in self.db.list_resources(stack.id)} if stack else {}
         children = {child.owner_resource: child for child in self.db.list_children(stack.id)
                     if child.deleted_at is None} if stack else {}
@@ -166,8 +165,8 @@ class Previews:
                 kind = "updated"  # only the update's own resolution will tell
             else:
                 properties = self._kept_external(definition, row, properties)
-                fingerprint = self.registry.get(row.type).fingerprint(properties, files,
-                                                                     row.type)
+                fingerprint = changes.fingerprint(self.registry, row.type, properties,
+                                                  definition.template, name)
                 kind = _KIND_OF[changes.decide(self.registry, row, res.type, properties,
                                                fingerprint)]
             result[kind].append(_entry(name, res.type, stack_name,

@@ -72,6 +72,7 @@ from nestedflow.engine import checks, views
 from nestedflow.messaging import transport
 from nestedflow.messaging.serializer import ContextSerializer
 
+
 def register_opts(conf):
     """Register on ``conf`` (nestedflow's CONF or a host's own ConfigOpts)
     what the client and service read: ``[rpc]`` and the oslo.messaging

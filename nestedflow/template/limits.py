@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from nestedflow.conf import CONF
 from nestedflow.exceptions import StackValidationFailed
 
-
 #: Mapping keys json.dumps writes (as strings).
 _JSON_KEYS = (str, int, float, bool, type(None))
 

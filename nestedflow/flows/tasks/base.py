@@ -6,6 +6,7 @@ import logging
 
 from nestedflow import exceptions, states
 from nestedflow.flows import hooks, taskflow_compat
+from nestedflow.stacks import changes
 from nestedflow.stacks.definition import ANY_ATTRIBUTE
 from nestedflow.template.functions import select_path
 
@@ -204,9 +205,8 @@ class ResourceTask(ScopedTask):
         return exceptions.ResourceFailure(row.name, action, error)
 
     def fingerprint(self, type_name, properties):
-        files = self.scope.definition.template.files or {}
-        plugin_cls = self.scope.runtime.registry.get(type_name)
-        return plugin_cls.fingerprint(properties, files, type_name)
+        return changes.fingerprint(self.scope.runtime.registry, type_name, properties,
+                                   self.scope.definition.template, self.resource_name)
 
     def attributes(self, plugin):
         """attr_data's ``attrs`` (and ``attr_errors``): the attributes other

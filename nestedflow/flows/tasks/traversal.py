@@ -16,6 +16,7 @@ from nestedflow.flows.tasks.base import (
     resolver,
 )
 from nestedflow.flows.tasks.delete import delete_resource
+from nestedflow.stacks import changes
 from nestedflow.stacks.definition import load_definition
 from nestedflow.template.functions import select_path
 
@@ -135,15 +136,14 @@ def _realizes_previous(scope):
             return {key: plugin.get_attribute(key) for key in plugin.attributes_schema}
         return select_path(plugins[name].get_attribute(attr), path)
 
-    files = definition.template.files or {}
     for name, row in current.items():
         try:
             properties = definition.resolve_properties(name, get_resource=get_resource,
                                                        get_attr=get_attr)
         except Exception:  # an input is missing: not realized
             return False, None, f"{name}'s inputs are not as the previous template has them"
-        fingerprint = scope.runtime.registry.get(row.type).fingerprint(
-            properties, files, row.type)
+        fingerprint = changes.fingerprint(scope.runtime.registry, row.type, properties,
+                                          definition.template, name)
         if properties != row.properties_data or fingerprint != (
                 row.attr_data or {}).get("fingerprint"):
             return False, None, f"{name} is not as the previous template has it"
