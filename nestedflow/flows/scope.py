@@ -29,6 +29,15 @@ LOG = logging.getLogger(__name__)
 TIMED_ACTIONS = (states.CREATE, states.UPDATE)
 
 
+#: attr_data key: the idempotency key of the create in progress (or failed).
+CREATE_KEY = "create_key"
+
+
+def create_key(row_id, traversal_id):
+    """The idempotency key of a create of row ``row_id`` by ``traversal_id``."""
+    return f"{row_id}:{traversal_id}"
+
+
 class TraversalScope:
     """Shared by every task of one run of one traversal of one stack."""
 
@@ -239,7 +248,8 @@ class TraversalScope:
             resource_name=row.name,
             type_name=row.type,
             traversal_id=self.traversal_id,
-            create_key=f"{row.id}:{row.traversal_id or self.traversal_id}",
+            create_key=(row.attr_data or {}).get(CREATE_KEY) or create_key(
+                row.id, row.traversal_id or self.traversal_id),
             store=self.runtime.store,
             physical_id=row.physical_id,
             data=dict(data),

@@ -6,6 +6,7 @@ import logging
 
 from nestedflow import exceptions, states
 from nestedflow.flows import hooks, taskflow_compat
+from nestedflow.flows.scope import CREATE_KEY, create_key
 from nestedflow.stacks import changes
 from nestedflow.stacks.definition import ANY_ATTRIBUTE
 from nestedflow.template.functions import select_path
@@ -231,9 +232,14 @@ class ResourceTask(ScopedTask):
             values["current"] = True
         # A row whose object was deleted (a rollback, a failed create) keeps
         # that object's id; the new object is not it.
+        # The create's idempotency key is kept with the row until the object's
+        # id is recorded: a later delete (whose writes change the row's
+        # traversal) finds by it what an interrupted or failed create made.
+        data = dict(row.attr_data or {},
+                    **{CREATE_KEY: create_key(row.id, self.scope.traversal_id)})
         return dict(action=states.CREATE, status=states.IN_PROGRESS, status_reason="state changed",
                     properties_data=properties, traversal_id=self.scope.traversal_id,
-                    physical_id=None, **values)
+                    physical_id=None, attr_data=data, **values)
 
     def create_on(self, row, properties, type_name=None, release=False, started=False,
                   undo=None, revive=False):
@@ -267,7 +273,15 @@ class ResourceTask(ScopedTask):
         # Adopting (Engine.create_stack(adopt_stack_data=...)): take over
         # the object the abandon data names instead of creating one.
         adopt = (row.attr_data or {}).get("adopt")
-        physical_id = plugin.handle_adopt(adopt) if adopt else plugin.create()
+        try:
+            physical_id = plugin.handle_adopt(adopt) if adopt else plugin.create()
+        except Exception as error:
+            # Known before it failed (a nested stack exists once made, as
+            # Heat's StackResource sets its resource_id at once): recorded
+            # with the failure, so a delete finds the object.
+            if plugin.context.physical_id and getattr(error, "record", None) is None:
+                error.record = {"physical_id": plugin.context.physical_id}
+            raise
         # What get_resource returns is known once the plugin knows its id.
         if physical_id is not None:
             plugin.context.physical_id = physical_id

@@ -17,6 +17,7 @@ from nestedflow.flows.tasks.base import (
 )
 from nestedflow.flows.tasks.delete import delete_resource
 from nestedflow.stacks import changes
+from nestedflow.stacks.children import ChildStacks
 from nestedflow.stacks.definition import load_definition
 from nestedflow.template.functions import select_path
 
@@ -232,6 +233,7 @@ class CompleteTraversal(ScopedTask):
                 scope.definition.resolve_outputs_and_errors(
                     get_resource=get_resource, get_attr=get_attr))
         if scope.action == states.DELETE:
+            _delete_unowned_children(scope)
             values["deleted_at"] = models.utcnow()
         if scope.converging:
             # Before the stack settles: the next update builds its cleanup
@@ -240,6 +242,19 @@ class CompleteTraversal(ScopedTask):
             _record_graph(scope, rows)
         scope.set_stack_state(scope.shown_action, states.COMPLETE,
                               f"Stack {scope.shown_action} completed successfully", **values)
+
+
+def _delete_unowned_children(scope):
+    """A stack delete leaves no nested stack behind: a child no row of the
+    stack names any more (one a failed or interrupted create made before it
+    could record it, or one an older release lost track of) is deleted
+    here, after the rows' own deletes, and waited for."""
+    children = ChildStacks(scope)
+    for child in scope.db.list_children(scope.stack.id):
+        if child.deleted_at is None:
+            LOG.info("stack %s: deleting nested stack %s that no resource records",
+                     scope.stack.id, child.id)
+            children.delete(child.id)
 
 
 def _sweep(scope):
