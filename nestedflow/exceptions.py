@@ -252,7 +252,8 @@ class Cancelled(NestedflowError):
 
 
 class Fenced(OwnershipLost):
-    """A journal write by a run that no longer owns its traversal.
+    """A write (its journal, an event, a nested stack) by a run that no
+    longer owns its traversal.
 
     Deliberately not TaskFlow's StorageFailure: TaskFlow retries those for
     15 seconds, while a fenced run must stop at once.

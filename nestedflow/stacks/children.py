@@ -27,6 +27,8 @@ class ParentLink:
     depth: int
     #: The tenancy columns the child inherits (nestedflow.engine.tenancy).
     owner: dict = dataclasses.field(default_factory=dict)
+    #: The parent's run making the child (nestedflow.db.fencing.check_run).
+    fence: tuple | None = None
 
 
 class ChildReads:
@@ -104,7 +106,7 @@ class ChildStacks(ChildReads):
         parent = self._parent
         link = ParentLink(stack_id=parent.id, root_id=parent.root_id or parent.id,
                           resource_name=resource_name, depth=parent.nested_depth,
-                          owner=tenancy.owner_values(None, parent))
+                          owner=tenancy.owner_values(None, parent), fence=self._fence())
         child_id = self.child_id(create_key)
         self._rt.stacks.create(
             f"{parent.name}-{resource_name}-{child_id[:8]}", template, parameters, files,
@@ -113,21 +115,27 @@ class ChildStacks(ChildReads):
             stack_id=child_id, adopt_stack_data=adopt_stack_data)
         return self.wait(child_id, states.CREATE if adopt_stack_data is None else states.ADOPT)
 
+    def _fence(self):
+        """Every write a parent's run makes on its children is fenced by the
+        parent's ownership, in the same transaction (db.fencing.check_run)."""
+        return (self._parent.id, self._scope.traversal_id, self._scope.owner)
+
     def update(self, child_id, template, parameters, files):
         resource_name = self._rt.db.get_stack(child_id).owner_resource
         self._rt.stacks.update(child_id, template, parameters, files,
-                               environment=self.child_environment(resource_name))
+                               environment=self.child_environment(resource_name),
+                               fence=self._fence())
         return self.wait(child_id, states.UPDATE)
 
     def delete(self, child_id):
         try:
-            self._rt.stacks.delete(child_id)
+            self._rt.stacks.delete(child_id, fence=self._fence())
         except exceptions.StackNotFound:
             return None
         return self.wait(child_id, states.DELETE)
 
     def act(self, child_id, action):
-        self._rt.stacks.action(child_id, action)
+        self._rt.stacks.action(child_id, action, fence=self._fence())
         return self.wait(child_id, action)
 
     def get(self, child_id):
@@ -188,10 +196,13 @@ class ChildStacks(ChildReads):
         if cancelled:
             scope.check_owner()
         child = db.get_stack(child_id)
-        self._rt.db.add_event(
-            parent_id, self._resource_name(child), action, states.IN_PROGRESS,
+        # Fenced: a run paused past its claim wakes here, after the child
+        # settled; it must not write on a parent another run owns now.
+        self._rt.db.add_run_event(
+            parent_id, scope.traversal_id, scope.owner, self._resource_name(child), action,
+            states.IN_PROGRESS,
             f"nested stack {child.name} {child.action}_{child.status} after {waited:.3f}s",
-            traversal_id=scope.traversal_id, engine_id=self._rt.engine_id)
+            engine_id=self._rt.engine_id)
         if (child.action, child.status) != (action, states.COMPLETE):
             raise exceptions.NestedStackFailed(
                 child.status_reason or f"{child.action}_{child.status}")
