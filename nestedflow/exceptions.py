@@ -196,17 +196,6 @@ class InvalidResourceState(NestedflowError):
         super().__init__(f"State {self.state} invalid for {action.lower()}")
 
 
-class InvalidTemplateAttribute(NestedflowError):
-    """A resource has no attribute of that name at run time (a group's
-    member lacks it); Heat's exception and words. An output reading it is
-    None with this as its ``output_error``."""
-
-    def __init__(self, resource, key):
-        self.resource = resource
-        self.key = key
-        super().__init__(f"The Referenced Attribute ({resource} {key}) is incorrect.")
-
-
 class DummyFailed(NestedflowError):
     """``OS::Heat::Dummy`` failed because its ``fail_prop`` is ``"yes"``."""
 
