@@ -1,8 +1,8 @@
 """A delete deletes every stack of the tree, in whatever state each is, and
 leaves no physical object: template resources, ``OS::Heat::Stack`` and
 ``ResourceGroup`` (of plain members and of template members), after a
-complete, failed, interrupted (in progress), suspended create or update.
-(``OS::Heat::ResourceChain`` is not on main: not covered.)
+complete, failed, interrupted (in progress), suspended create or update;
+``OS::Heat::ResourceChain`` of template members too.
 
 Heat records a nested stack's id on its resource as soon as the stack
 exists (heat/engine/resources/stack_resource.py ``create_with_template``
@@ -48,6 +48,8 @@ PARENT = {
         "group": {"type": "OS::Heat::ResourceGroup", "properties": {
             "count": {"get_param": "count"},
             "resource_def": {"type": "child.yaml", "properties": PARAMS}}},
+        "chain": {"type": "OS::Heat::ResourceChain", "properties": {
+            "resources": ["child.yaml", "child.yaml"], "resource_properties": PARAMS}},
         "plain": {"type": "OS::Heat::ResourceGroup", "properties": {
             "count": {"get_param": "count"},
             "resource_def": {"type": TR, "properties": {
