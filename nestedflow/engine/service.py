@@ -8,7 +8,7 @@ import time
 
 from nestedflow import exceptions, states
 from nestedflow.conf import CONF
-from nestedflow.db import heartbeats, models
+from nestedflow.db import models
 from nestedflow.db import requests as db_requests
 from nestedflow.db.api import Database
 from nestedflow.db.snapshots import TagStore
@@ -555,19 +555,12 @@ class Engine(SoftwareConfigMethods):
                     self._settled.wait(pause)
 
     def unclaimed(self, stack_id, context=None):
-        """Why the stack's traversal in progress is not being run (one line):
-        nobody has claimed its job and nothing would -- no live conductor
-        -- or None. What ``stack ... --wait`` tells after a few seconds."""
-        stack_id = self._visible(stack_id, context)
-        stack = self.db.get_stack(stack_id)
-        owner = stack.traversal_owner or ""
-        if stack.status != states.IN_PROGRESS or not owner.endswith(
-                heartbeats.SEPARATOR + heartbeats.UNPOSTED):
-            return None  # settled, or claimed by a run
-        reason = self._dispatcher.unserved()
-        if reason is None:
-            return None
-        return f"{reason}, and nothing has claimed stack {stack.name}'s job"
+        """Why the stack's traversal in progress is not being run (one
+        line), or None: see engine.recovery.unclaimed."""
+        from nestedflow.engine import recovery
+
+        stack = self.db.get_stack(self._visible(stack_id, context))
+        return recovery.unclaimed(stack, self._dispatcher)
 
     def _settled_in_db(self, stack_id):
         return self.db.get_stack(stack_id).status != states.IN_PROGRESS
