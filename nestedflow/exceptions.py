@@ -186,6 +186,16 @@ class PhysicalObjectMissing(NestedflowError):
         )
 
 
+class InvalidResourceState(NestedflowError):
+    """A suspend or resume asked of a resource in a state it does not apply
+    to; Heat's words (heat/engine/resource.py ``suspend``/``resume``)."""
+
+    def __init__(self, action, state):
+        self.action = action
+        self.state = tuple(state)
+        super().__init__(f"State {self.state} invalid for {action.lower()}")
+
+
 class DummyFailed(NestedflowError):
     """``OS::Heat::Dummy`` failed because its ``fail_prop`` is ``"yes"``."""
 
@@ -231,7 +241,8 @@ class Cancelled(NestedflowError):
 
 
 class Fenced(OwnershipLost):
-    """A journal write by a run that no longer owns its traversal.
+    """A write (its journal, an event, a nested stack) by a run that no
+    longer owns its traversal.
 
     Deliberately not TaskFlow's StorageFailure: TaskFlow retries those for
     15 seconds, while a fenced run must stop at once.

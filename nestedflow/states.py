@@ -17,8 +17,17 @@ RESUME = "RESUME"
 CHECK = "CHECK"
 #: Only in stack-change notifications: a cancel was requested.
 CANCEL = "CANCEL"
+#: A create that takes over existing objects (Heat's ``Stack.adopt``).
+ADOPT = "ADOPT"
+#: An update back to a snapshot (Heat's ``Stack.restore``:
+#: ``update(newstack, action=RESTORE)``).
+RESTORE = "RESTORE"
 
-ACTIONS = (INIT, CREATE, UPDATE, DELETE, ROLLBACK, SUSPEND, RESUME, CHECK)
+ACTIONS = (INIT, CREATE, UPDATE, DELETE, ROLLBACK, SUSPEND, RESUME, CHECK, ADOPT, RESTORE)
+
+#: Stack actions that run as another one's traversal: the stack shows its
+#: own action (ADOPT_COMPLETE, as Heat) while the flow creates or updates.
+RUNS_AS = {ADOPT: CREATE, RESTORE: UPDATE}
 
 IN_PROGRESS = "IN_PROGRESS"
 COMPLETE = "COMPLETE"

@@ -154,7 +154,9 @@ def wait_with_progress(engine, stack_id, console=None, interval=None, sleep=time
     task = display.add_task("stack", total=None, state="")
 
     def on_update(stack, resources):
-        settled, total, running = count_settled(resources, stack.action)
+        # An adopt's resources are created, a restore's updated.
+        runs_as = states.RUNS_AS.get(stack.action, stack.action)
+        settled, total, running = count_settled(resources, runs_as)
         display.update(
             task,
             description=f"stack {stack.name}",

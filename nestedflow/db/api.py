@@ -134,5 +134,6 @@ retrying.retry_methods(Database, (
     "set_stack_state", "traversal_started_at", "get_template", "list_resources",
     "list_all_resources", "get_resource", "try_lock_resource", "write_free_resource",
     "lock_resource", "release_lock", "update_resource", "add_replacement",
-    "swap_current", "set_edges", "add_event", "list_events", "beat", "engine_alive",
-    "orphaned_stacks", "unposted_stacks", "list_signals", "reach_hook", "hook_pending"))
+    "swap_current", "set_edges", "add_event", "add_run_event", "list_events", "beat",
+    "engine_alive", "orphaned_stacks", "unposted_stacks", "list_signals", "reach_hook",
+    "hook_pending"))

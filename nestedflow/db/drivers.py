@@ -8,10 +8,53 @@ import time
 
 import sqlalchemy as sa
 
+from nestedflow import exceptions
 from nestedflow.db import sqlalchemy_compat
 
 #: Seconds a transaction waits for SQLite's write lock (pysqlite's default).
 SQLITE_BUSY_TIMEOUT = 5.0
+
+
+#: Drivers a URL naming none (``postgresql://``) may use, best first: the
+#: ones nestedflow's extras install and tunes for lead. SQLAlchemy's own
+#: default (psycopg 3 for ``postgresql`` from 2.1, mysqlclient for
+#: ``mysql``) is neither.
+_DRIVERS = {"postgresql": ("psycopg2", "psycopg", "pg8000"),
+            "mysql": ("pymysql", "mysqldb", "mysqlconnector"),
+            "mariadb": ("pymysql", "mysqldb", "mysqlconnector")}
+_EXTRAS = {"postgresql": "postgresql", "mysql": "mysql", "mariadb": "mysql"}
+
+
+def _installed(url):
+    try:
+        url.get_dialect().import_dbapi()
+    except ImportError:
+        return False
+    return True
+
+
+def choose_driver(url):
+    """``url`` (a SQLAlchemy URL) with an installed driver: the first of
+    :data:`_DRIVERS` when it names none; DatabaseUnavailable naming the extra
+    to install when the one it names (or every candidate) is missing."""
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        return url
+    if url.drivername == backend and backend in _DRIVERS:
+        for driver in _DRIVERS[backend]:
+            candidate = url.set(drivername=f"{backend}+{driver}")
+            if _installed(candidate):
+                return candidate
+        wanted = f"{backend}+{_DRIVERS[backend][0]}"
+    elif _installed(url):
+        return url
+    else:
+        wanted = url.drivername
+    extra = _EXTRAS.get(backend)
+    hint = f"pip install 'nestedflow[{extra}]'" if extra else "install its driver"
+    raise exceptions.DatabaseUnavailable(
+        f"cannot use the database URL {url.render_as_string()}: driver {wanted!r} is not "
+        f"installed ({hint})")
 
 
 def tune(engine, pool_conf):

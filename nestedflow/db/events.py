@@ -35,7 +35,26 @@ class EventStore:
         for callback in self._event_listeners:
             callback(row, events)
 
+    def add_run_event(self, stack_id, traversal_id, owner, resource_name, action, status,
+                      reason, **values):
+        """An event a run writes on its own stack outside a resource write
+        (a nested stack's wait ending): in one transaction with a locking
+        read of the stack's ownership (fencing.locked_ownership, held until
+        the commit), as every other write of a run is fenced. Raises
+        Fenced, writing nothing, once ``traversal_id`` is not
+        the stack's current traversal or ``owner`` (if given) not its run."""
+        event = {"stack_id": stack_id, "resource_name": resource_name, "resource_id": None,
+                 "physical_id": None, "action": action, "status": status,
+                 "status_reason": reason, "traversal_id": traversal_id, "engine_id": None,
+                 "timestamp": models.utcnow(), **values}
+        with self._single.begin() as conn:
+            fencing.check_run(conn, (stack_id, traversal_id, owner))
+            conn.execute(self._event_insert_from_params,
+                         {f"e_{key}": value for key, value in event.items()})
+
     def add_event(self, stack_id, resource_name, action, status, reason, **values):
+        """An event a user's request records (a signal): not a run's write,
+        so not fenced -- a run's go through :meth:`add_run_event`."""
         with self.writer() as session:
             session.add(models.Event(stack_id=stack_id, resource_name=resource_name,
                                      action=action, status=status, status_reason=reason,

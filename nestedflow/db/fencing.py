@@ -27,6 +27,7 @@ import math
 
 import sqlalchemy as sa
 
+from nestedflow import exceptions
 from nestedflow.db import models
 
 #: Share of ``[conductor] zookeeper_session_timeout`` the automatic limits take.
@@ -128,6 +129,23 @@ def holder_params(stack_id, holder):
     (``traversal/owner``, as :class:`flows.tasks.TraversalScope` makes it)."""
     traversal, _, owner = (holder or "").partition("/")
     return {"w_stack": stack_id, "w_traversal": traversal, "w_owner": owner}
+
+
+def check_run(conn, fence):
+    """Raise Fenced unless the run ``fence`` names --
+    (stack id, traversal id, owner or None for any) -- still owns the
+    stack: a locking read (:func:`locked_ownership`), so the first statement
+    of the transaction whose writes it fences, until the commit. None: no
+    fence (a user's request, not a run's)."""
+    if fence is None:
+        return
+    stack_id, traversal_id, owner = fence
+    found = locked_ownership(conn, stack_id)
+    if found is None or found[0] != traversal_id or (owner and found[1] != owner):
+        # Not TraversalSuperseded: that one is the fenced statement's own
+        # stack moving on, which callers retry.
+        raise exceptions.Fenced(f"run {owner} of traversal {traversal_id} of stack "
+                                f"{stack_id} no longer owns it")
 
 
 def locked_ownership(conn, stack_id):

@@ -9,6 +9,7 @@ import platformdirs
 import sqlalchemy as sa
 
 from nestedflow import exceptions
+from nestedflow.db import drivers
 
 _MIGRATIONS = os.path.join(os.path.dirname(__file__), "migrations")
 _VERSION_TABLE = "nestedflow_alembic_version"
@@ -34,12 +35,18 @@ def default_data_dir():
 
 
 def normalize_url(url):
-    """The URL every component uses: default SQLite file, with a busy timeout."""
+    """The URL every component uses: default SQLite file, with a busy timeout;
+    an installed driver when the URL names none (see drivers.choose_driver)."""
     url = url or default_url()
     try:
         parsed = sa.engine.make_url(url)
     except (sa.exc.ArgumentError, ValueError) as error:
         raise exceptions.DatabaseUnavailable(f"malformed database URL {url!r}: {error}") from None
+    try:
+        parsed = drivers.choose_driver(parsed)
+    except sa.exc.NoSuchModuleError as error:
+        raise exceptions.DatabaseUnavailable(f"unknown database URL scheme in {url!r}: "
+                                             f"{error}") from None
     if parsed.drivername.startswith("sqlite") and parsed.database not in (None, "", ":memory:"):
         directory = os.path.dirname(os.path.abspath(parsed.database))
         if directory == default_data_dir():

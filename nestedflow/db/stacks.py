@@ -4,7 +4,7 @@ stack is decided here, by compare-and-swap writes."""
 import sqlalchemy as sa
 
 from nestedflow import exceptions, states
-from nestedflow.db import core_reads, models
+from nestedflow.db import core_reads, fencing, models
 from nestedflow.db.events import EVENT_COLUMNS
 
 #: The columns a new stack's INSERT sets: all but those only a later write
@@ -93,7 +93,7 @@ class StackStore:
             callback(stack_id, action, status, stack)
 
     def create_stack(self, stack_values, template_values, resource_values,
-                     unique_name=False):
+                     unique_name=False, fence=None):
         """Store a stack, its template and its resource rows in one transaction;
         returns the stack row as stored.
 
@@ -101,12 +101,15 @@ class StackStore:
         they are turned into row ids so the graph survives template changes.
         ``unique_name``: store nothing and raise :class:`exceptions.StackExists`
         if a live top-level stack has the name -- tested by the stack's
-        INSERT itself, not by a query of its own.
+        INSERT itself, not by a query of its own. ``fence``: the parent's
+        run making this nested stack (fencing.check_run), checked in the
+        same transaction.
         """
         now = models.utcnow()
         stack = _full_row(models.Stack.__table__, {"traversal_owner": self.queued_owner,
                                                    **stack_values, "created_at": now})
         with self._engine.begin() as conn:
+            fencing.check_run(conn, fence)
             template_id = conn.execute(
                 self._template_insert, {"created_at": now, **template_values}
             ).inserted_primary_key[0]
@@ -160,13 +163,14 @@ class StackStore:
               "e_needed_by": sorted(needed_by[name])} for name in new_ids])
 
     def begin_update(self, stack_id, expected_traversal, new_traversal, action,
-                     template_values, resource_values, **values):
+                     template_values, resource_values, fence=None, **values):
         """Store a new template version and take over the stack for it.
 
         One transaction: either the new traversal owns the stack with its
         template and the rows of added resources, or nothing changed.
         """
         with self.writer() as session:
+            fencing.check_run(session.connection(), fence)  # a parent's run: see create_stack
             stack = session.get(models.Stack, stack_id)
             tmpl = models.RawTemplate(**template_values)
             session.add(tmpl)
@@ -252,9 +256,12 @@ class StackStore:
             self._templates.put(tmpl)
         return tmpl
 
-    def begin_traversal(self, stack_id, expected_traversal, new_traversal, action, **values):
-        """Atomically make ``new_traversal`` the stack's current one."""
+    def begin_traversal(self, stack_id, expected_traversal, new_traversal, action, fence=None,
+                        **values):
+        """Atomically make ``new_traversal`` the stack's current one
+        (``fence``: see create_stack)."""
         with self.writer() as session:
+            fencing.check_run(session.connection(), fence)
             self._cas_traversal(session, stack_id, expected_traversal, new_traversal, action,
                                 {"traversal_owner": self.queued_owner, **values})
         self._changed(stack_id, action, states.IN_PROGRESS)

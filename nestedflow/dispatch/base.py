@@ -40,6 +40,11 @@ class Dispatcher(abc.ABC):
     def close(self):
         """Stop accepting work; wait for what this process runs itself."""
 
+    def unserved(self):
+        """Why nothing would run a traversal posted now (one line), or None
+        when something would -- always, for one that runs them itself."""
+        return None
+
     @classmethod
     def from_url(cls, url, *, runtime, backend):
         """The dispatcher an engine selects with ``url`` (its scheme names

@@ -32,7 +32,7 @@ from taskflow import exceptions as tf_exceptions
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions, states
-from nestedflow.db import heartbeats
+from nestedflow.db import heartbeats, models
 from nestedflow.dispatch import base, job_schema, zk_security
 from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see below)
     CONDUCTORS,
@@ -193,8 +193,14 @@ class JobboardDispatcher(base.Dispatcher):
             # rather than leave it IN_PROGRESS for ever.
             reason = f"Stack {action} could not be posted to {self.url}: {error}"
             LOG.error("stack %s: %s", stack_id, reason)
+            values = {}
+            if action in (states.CREATE, states.ADOPT):
+                # Nothing ran and nothing will: the stack goes (its name is
+                # free for a retry), and the caller gets the error.
+                values["deleted_at"] = models.utcnow()
             with contextlib.suppress(exceptions.NestedflowError):
-                self._db.set_stack_state(stack_id, traversal_id, action, states.FAILED, reason)
+                self._db.set_stack_state(stack_id, traversal_id, action, states.FAILED, reason,
+                                         **values)
             raise exceptions.NestedflowError(reason) from error
         LOG.info("stack %s: posted %s traversal %s as job %s", stack_id, action,
                  traversal_id, job.uuid)
@@ -220,6 +226,20 @@ class JobboardDispatcher(base.Dispatcher):
             self.dispatch(stack_id, traversal_id, action)
             reposted.append(stack_id)
         return reposted
+
+    def unserved(self):
+        """No conductor is registered on the board (each keeps an ephemeral
+        node there while its ZooKeeper session lives)."""
+        try:
+            self._connected_board()  # connects the client
+            names = self._client.get_children(self.url.path(CONDUCTORS))
+        except k_exceptions.NoNodeError:
+            names = []  # no conductor ever started on this board
+        except Exception as error:  # any failure is the answer
+            return f"cannot read the conductors registered at {self.url}: {error}"
+        if names:
+            return None
+        return f"no live conductor is registered at {self.url}"
 
     def _posted_traversals(self):
         jobs = self._connected_board().fetch_jobs(ensure_fresh=True)

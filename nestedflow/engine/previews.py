@@ -14,12 +14,12 @@ dependency order, so that a resource whose dependency will be replaced (a
 new physical id) is seen to change as the update will see it.
 """
 
-import types
-
 from nestedflow import exceptions, states
 from nestedflow.resources import base, external
 from nestedflow.resources.nested import NestedStackResource
 from nestedflow.stacks import changes
+from nestedflow.stacks.children import ChildReads
+from nestedflow.template import environment as environments
 from nestedflow.template.functions import select_path
 from nestedflow.template.validator import dependency_order
 
@@ -53,10 +53,10 @@ class Previews:
                            if not k.startswith("OS::")},
             "timeout_mins": timeout,
             "disable_rollback": bool(disable_rollback),
-            "resources": self._create_resources(definition, tmpl.files or {}, name, 0, None),
+            "resources": self._create_resources(definition, name, 0, None),
         }
 
-    def _create_resources(self, definition, files, stack_name, depth, parent_resource):
+    def _create_resources(self, definition, stack_name, depth, parent_resource):
         """Heat's ``preview_resources``: a nested stack is the list of its own."""
         result = []
         requires = definition.dependencies()
@@ -68,10 +68,10 @@ class Previews:
             properties = _resolve(definition, name, lambda ref: ref, lambda *args: None)
             plugin_cls = self.registry.get(res.type)
             if issubclass(plugin_cls, NestedStackResource) and properties is not None:
-                child = self._child_definition(plugin_cls, name, res.type, properties, files,
-                                               depth + 1, f"{stack_name}-{name}")
-                result.append(self._create_resources(child, child.template.files or {},
-                                                     f"{stack_name}-{name}", depth + 1, name))
+                child = self._child_definition(plugin_cls, name, res.type, properties,
+                                               definition, depth + 1, f"{stack_name}-{name}")
+                result.append(self._create_resources(child, f"{stack_name}-{name}", depth + 1,
+                                                     name))
                 continue
             result.append(_entry(name, res.type, stack_name, properties=properties,
                                  required_by=sorted(n for n, deps in requires.items()
@@ -79,14 +79,19 @@ class Previews:
                                  parent_resource=parent_resource))
         return result
 
-    def _child_definition(self, plugin_cls, name, type_name, properties, files, depth,
+    def _child_definition(self, plugin_cls, name, type_name, properties, parent, depth,
                           child_name, row=None):
-        plugin = self._plugin(plugin_cls, name, type_name, properties, row)
+        """The definition of the child ``name`` makes, as the create or update
+        builds it: from the parent ``parent``'s files and environment."""
+        plugin = self._plugin(plugin_cls, name, type_name, properties, parent, row)
+        files = parent.template.files or {}
         template, parameters, child_files = plugin.child_template(properties, files)
-        return self.stacks.load(template, child_files, None, parameters, None, child_name,
-                                depth=depth)
+        return self.stacks.load(
+            template, child_files,
+            environments.child_environment(parent.template.environment, name), parameters,
+            None, child_name, depth=depth)
 
-    def _plugin(self, plugin_cls, name, type_name, properties, row=None):
+    def _plugin(self, plugin_cls, name, type_name, properties, parent, row=None):
         data = ((row.attr_data or {}).get("data") or {}) if row is not None else {}
         context = base.ActionContext(
             stack_id=row.stack_id if row is not None else "",
@@ -95,7 +100,8 @@ class Previews:
             store=self.store, physical_id=row.physical_id if row is not None else None,
             data=dict(data),
             # Reads only: what a group needs to name its members' attributes.
-            children=types.SimpleNamespace(registry=self.registry))
+            children=ChildReads(self.registry, parent.template.environment,
+                                parent.template.files or {}))
         return plugin_cls(name, properties, context)
 
     def resource_attributes(self, stack_id, name, names=None):
@@ -137,7 +143,6 @@ class Previews:
         """Sort the resources of ``definition`` into ``result`` against the
         current rows of ``stack`` (None: a stack the update creates); returns
         the outputs of the stack as dependents will see them."""
-        files = definition.template.files or {}
         rows = {row.name: row for row in self.db.list_resources(stack.id)} if stack else {}
         children = {child.owner_resource: child for child in self.db.list_children(stack.id)
                     if child.deleted_at is None} if stack else {}
@@ -160,8 +165,8 @@ class Previews:
                 kind = "updated"  # only the update's own resolution will tell
             else:
                 properties = self._kept_external(definition, row, properties)
-                fingerprint = self.registry.get(row.type).fingerprint(properties, files,
-                                                                     row.type)
+                fingerprint = changes.fingerprint(self.registry, row.type, properties,
+                                                  definition.template, name)
                 kind = _KIND_OF[changes.decide(self.registry, row, res.type, properties,
                                                fingerprint)]
             result[kind].append(_entry(name, res.type, stack_name,
@@ -169,10 +174,10 @@ class Previews:
                                        properties=properties,
                                        parent_resource=parent_resource))
             child_outputs = self._diff_nested(stack, stack_name, name, res.type, row, kind,
-                                              properties, files, children.get(name), result,
-                                              show_nested)
+                                              properties, definition, children.get(name),
+                                              result, show_nested)
             refs[name], attributes[name] = self._outputs(name, res.type, row, kind,
-                                                         properties, child_outputs)
+                                                         properties, definition, child_outputs)
         for name, row in rows.items():
             if name not in definition.resources:
                 result["deleted"].append(_entry(name, row.type, stack_name, row=row,
@@ -193,7 +198,7 @@ class Previews:
             return row.properties_data or {}
         return properties
 
-    def _outputs(self, name, type_name, row, kind, properties, child_outputs=None):
+    def _outputs(self, name, type_name, row, kind, properties, parent, child_outputs=None):
         """What dependents will see of the resource after the update: its
         reference and a function of an attribute name."""
         stored = (row.attr_data or {}) if row is not None else {}
@@ -205,7 +210,7 @@ class Previews:
         if properties is not None:
             try:
                 plugin = self._plugin(self.registry.get(type_name), name, type_name,
-                                      properties, None if new_object else row)
+                                      properties, parent, None if new_object else row)
             except exceptions.NestedflowError:
                 plugin = None
         if plugin is not None and child_outputs is not None:
@@ -223,7 +228,7 @@ class Previews:
 
         return ref, attribute
 
-    def _diff_nested(self, stack, stack_name, name, type_name, row, kind, properties, files,
+    def _diff_nested(self, stack, stack_name, name, type_name, row, kind, properties, parent,
                      child, result, show_nested):
         """A nested stack's own resources into ``result`` (if ``show_nested``);
         returns its outputs after the update (None: as they are)."""
@@ -236,14 +241,14 @@ class Previews:
             return None
         into = result if show_nested else {kind: [] for kind in KINDS}
         if kind == "updated" and child is not None:
-            child_def = self._child_definition(plugin_cls, name, type_name, properties, files,
+            child_def = self._child_definition(plugin_cls, name, type_name, properties, parent,
                                                child.nested_depth, child.name, row)
             return self._diff(child, child.name, child_def, into, show_nested, name)
         if show_nested and child is not None:
             self._all_of(child, "deleted", result, name)
         depth = (stack.nested_depth if stack else 0) + 1
         child_name = f"{stack_name}-{name}"
-        child_def = self._child_definition(plugin_cls, name, type_name, properties, files,
+        child_def = self._child_definition(plugin_cls, name, type_name, properties, parent,
                                            depth, child_name)
         return self._diff(None, child_name, child_def, into, show_nested, name)
 

@@ -26,6 +26,7 @@ import socket
 import threading
 import uuid
 
+from nestedflow import states
 from nestedflow.conf import CONF
 from nestedflow.db import heartbeats
 
@@ -128,3 +129,18 @@ def recover_orphans(db, dispatch):
         resumed.append(stack_id)
     db.forget_dead_engines()
     return resumed
+
+
+def unclaimed(stack, dispatcher):
+    """Why ``stack``'s traversal in progress is not being run (one line):
+    nobody has claimed its job -- it still carries the outbox mark -- and
+    the dispatcher says nothing would (no live conductor); else None. What
+    ``stack ... --wait`` tells after a few seconds."""
+    owner = stack.traversal_owner or ""
+    if stack.status != states.IN_PROGRESS or not owner.endswith(
+            SEPARATOR + heartbeats.UNPOSTED):
+        return None  # settled, or claimed by a run
+    reason = dispatcher.unserved()
+    if reason is None:
+        return None
+    return f"{reason}, and nothing has claimed stack {stack.name}'s job"

@@ -12,7 +12,7 @@ from nestedflow.db import models
 from nestedflow.db import requests as db_requests
 from nestedflow.db.api import Database
 from nestedflow.db.snapshots import TagStore
-from nestedflow.engine import hosting, listing, tenancy, views
+from nestedflow.engine import hosting, listing, recovery, tenancy, views
 from nestedflow.engine.software_config import SoftwareConfigMethods
 from nestedflow.engine.tags import check_tags
 from nestedflow.flows import collector
@@ -553,6 +553,11 @@ class Engine(SoftwareConfigMethods):
                 # timeout also covers traversals finished by other processes.
                 if self._settle_count == seen:
                     self._settled.wait(pause)
+
+    def unclaimed(self, stack_id, context=None):
+        """Why nothing runs the stack's traversal, or None (recovery.unclaimed)."""
+        return recovery.unclaimed(self.db.get_stack(self._visible(stack_id, context)),
+                                  self._dispatcher)
 
     def _settled_in_db(self, stack_id):
         return self.db.get_stack(stack_id).status != states.IN_PROGRESS

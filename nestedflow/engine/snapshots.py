@@ -118,7 +118,7 @@ class Snapshots:
         environment = dict(data.get("environment") or {})
         parameters = environment.pop("parameters", None) or {}
         return self.stacks.update(stack.id, template, parameters, data.get("files") or {},
-                                  environment, reason="Stack RESTORE started")
+                                  environment, action=states.RESTORE)
 
 
 def _restored_template(registry, data):

@@ -26,7 +26,7 @@ ALLOWED = frozenset({TRAVERSAL})
 #: ROLLBACK is the convergence pass of a rollback whose revert could not
 #: restore the previous template by itself: an update to it.
 ACTIONS = (states.CREATE, states.UPDATE, states.DELETE, states.SUSPEND, states.RESUME,
-           states.CHECK, states.ROLLBACK, "RERUN", "CONTINUE")
+           states.CHECK, states.ROLLBACK, states.ADOPT, states.RESTORE, "RERUN", "CONTINUE")
 #: Job actions whose traversal follows a stored plan (nestedflow.db.plans):
 #: the stack action they run as.
 PLANNED = {"RERUN": states.UPDATE, "CONTINUE": states.CREATE}
@@ -54,6 +54,8 @@ def _stack_traversal(stack_id, traversal_id, action, stack):
     if stack is None or stack.id != stack_id:
         stack = rt.db.get_stack(stack_id)
     plan = None
+    shown = action
+    action = states.RUNS_AS.get(action, action)
     if action in PLANNED:
         plan = plans.get_plan(rt.db, traversal_id)
         action = states.CHECK if plan.checks_only else PLANNED[action]
@@ -61,7 +63,7 @@ def _stack_traversal(stack_id, traversal_id, action, stack):
     if action in (states.CREATE, states.UPDATE, states.ROLLBACK):
         definition = load_definition(rt.db, rt.registry, stack, stack.raw_template_id)
     scope = TraversalScope(rt, stack, traversal_id, action, definition,
-                           owner=runtime.current_owner())
+                           owner=runtime.current_owner(), shown_action=shown)
     if plan is not None:
         return _planned_flow(scope, plan, rt.db.list_all_resources(stack_id))
     build = {

@@ -16,8 +16,10 @@ it and waits only if it is still pending. The wait blocks on the signal's
 announcement (:class:`nestedflow.stacks.signals.SignalBox`), not a poll.
 """
 
+import contextlib
 import logging
 
+from nestedflow import exceptions
 from nestedflow.stacks.signals import SignalBox
 from nestedflow.template import environment
 
@@ -43,10 +45,12 @@ def break_if_required(scope, row, action, hook):
     db = scope.db
     reached, pending = db.reach_hook(row, hook, scope.traversal_id)
     if reached:
-        db.add_event(scope.stack.id, row.name, row.action, row.status,
-                     f"{action} paused until Hook {hook} is cleared",
-                     resource_id=row.id, physical_id=row.physical_id,
-                     traversal_id=scope.traversal_id, engine_id=scope.runtime.engine_id)
+        # A run's write: fenced by its ownership (db.fencing.check_run).
+        db.add_run_event(scope.stack.id, scope.traversal_id, scope.owner, row.name,
+                         row.action, row.status,
+                         f"{action} paused until Hook {hook} is cleared",
+                         resource_id=row.id, physical_id=row.physical_id,
+                         engine_id=scope.runtime.engine_id)
         LOG.info("Reached hook %s on %s", hook, row.name)
     if not pending:
         return
@@ -61,9 +65,10 @@ def break_if_required(scope, row, action, hook):
             scope.check_owner()
     except Exception:
         db.clear_hook(scope.stack.id, row.name, hook)
-        db.add_event(scope.stack.id, row.name, row.action, row.status,
-                     "Failure occurred while waiting.", resource_id=row.id,
-                     traversal_id=scope.traversal_id, engine_id=scope.runtime.engine_id)
+        with contextlib.suppress(exceptions.OwnershipLost):  # the error raised wins
+            db.add_run_event(scope.stack.id, scope.traversal_id, scope.owner, row.name,
+                             row.action, row.status, "Failure occurred while waiting.",
+                             resource_id=row.id, engine_id=scope.runtime.engine_id)
         raise
     # A stack timeout that passed while paused fails the action here.
     scope.check_deadline()

@@ -36,10 +36,10 @@ from taskflow.utils import misc
 
 from nestedflow import exceptions
 from nestedflow.db import fencing
-from nestedflow.flows.tasks.base import UNDO
+from nestedflow.flows.tasks.base import ATTR_ERRORS, UNDO
 
 #: What a resource task's result holds that the journal reads back from the row.
-_FROM_ROW = ("ref", "attrs")
+_FROM_ROW = ("ref", "attrs", ATTR_ERRORS)
 
 
 def owner_fence(db, stack_id, traversal_id, owner):
@@ -160,6 +160,8 @@ def restore_results(detail, read_rows, traversal_id):
         row = rows.get(results["row"])
         data = (row.attr_data or {}) if row is not None else {}
         results.update(ref=data.get("ref"), attrs=data.get("attrs") or {})
+        if data.get(ATTR_ERRORS):
+            results[ATTR_ERRORS] = data[ATTR_ERRORS]
         undo = results.get("undo")
         if isinstance(undo, dict) and undo.get("updated") is not None:
             results["undo"] = dict(undo, previous=_previous(rows.get(undo["updated"]),

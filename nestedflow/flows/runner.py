@@ -191,7 +191,7 @@ def _announce_rollback(rt, engine, stack_id, traversal_id, owner):
             return
         announced.set()
         stack = rt.db.get_stack(stack_id)
-        if stack.action not in (states.CREATE, states.UPDATE) or (
+        if states.RUNS_AS.get(stack.action, stack.action) not in (states.CREATE, states.UPDATE) or (
                 stack.status != states.IN_PROGRESS):
             return
         rollback = (stack.cancel_requested == states.CANCEL_ROLLBACK if stack.cancel_requested

@@ -29,15 +29,28 @@ LOG = logging.getLogger(__name__)
 TIMED_ACTIONS = (states.CREATE, states.UPDATE)
 
 
+#: attr_data key: the idempotency key of the create in progress (or failed).
+CREATE_KEY = "create_key"
+
+
+def create_key(row_id, traversal_id):
+    """The idempotency key of a create of row ``row_id`` by ``traversal_id``."""
+    return f"{row_id}:{traversal_id}"
+
+
 class TraversalScope:
     """Shared by every task of one run of one traversal of one stack."""
 
-    def __init__(self, runtime, stack, traversal_id, action, definition=None, owner=None):
+    def __init__(self, runtime, stack, traversal_id, action, definition=None, owner=None,
+                 shown_action=None):
         self.runtime = runtime
         self.db = runtime.db
         self.stack = stack
         self.traversal_id = traversal_id
+        #: What the flow does (CREATE for an adopt, UPDATE for a restore).
         self.action = action
+        #: The stack's action as stored and shown (states.RUNS_AS).
+        self.shown_action = shown_action if shown_action in states.RUNS_AS else action
         self.definition = definition
         self.owner = owner
         # Lock holder: this run of the traversal. A later run (resume after a
@@ -235,7 +248,8 @@ class TraversalScope:
             resource_name=row.name,
             type_name=row.type,
             traversal_id=self.traversal_id,
-            create_key=f"{row.id}:{row.traversal_id or self.traversal_id}",
+            create_key=(row.attr_data or {}).get(CREATE_KEY) or create_key(
+                row.id, row.traversal_id or self.traversal_id),
             store=self.runtime.store,
             physical_id=row.physical_id,
             data=dict(data),

@@ -10,6 +10,7 @@ a copy of its own.
 """
 
 import contextlib
+import importlib
 
 import oslo_messaging
 from oslo_config import cfg
@@ -17,6 +18,12 @@ from oslo_config import cfg
 #: In-process delivery only: the embedded default, needing no broker.
 IN_PROCESS = "fake://"
 NOTIFICATIONS = "oslo_messaging_notifications"
+#: (group, module, options' attribute) of oslo.messaging's options
+#: registered on the global CONF only (see register_global_only_opts).
+_GLOBAL_ONLY = (
+    ("oslo_messaging_tracing", "oslo_messaging._tracing.client", "oslo_messaging_tracing"),
+    ("oslo_messaging_metrics", "oslo_messaging._metrics.client", "oslo_messaging_metrics"),
+)
 
 
 def register_opts(conf):
@@ -36,6 +43,23 @@ def register_opts(conf):
             oslo_messaging.TransportURL.parse(conf)
     if NOTIFICATIONS not in conf:
         oslo_messaging.get_notification_transport(conf, url=IN_PROCESS).cleanup()
+    register_global_only_opts(conf)
+
+
+def register_global_only_opts(conf):
+    """The groups oslo.messaging 18 reads on every RPC call and cast but
+    registers on the global ``cfg.CONF`` only (its own ConfFixture
+    registers them on a test's conf the same way): a host's own ConfigOpts
+    otherwise fails its first call with NoSuchOptError. A group a release
+    does not have is skipped."""
+    for group, module, name in _GLOBAL_ONLY:
+        if group in conf:
+            continue
+        try:
+            opts = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+        conf.register_opts(opts, group=group)
 
 
 def url(conf, explicit=None):

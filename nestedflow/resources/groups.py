@@ -60,10 +60,6 @@ class _MemberGroup(ResourceGroup):
                  "outputs": outputs}, {}, files)
 
     @classmethod
-    def fingerprint(cls, properties, files, type_name):
-        return None
-
-    @classmethod
     def validate_nested(cls, properties, type_lookup, path):
         pass
 

@@ -31,12 +31,14 @@ class NestedStackResource(base.Resource):
 
     @classmethod
     def fingerprint(cls, properties, files, type_name):
-        """Digest of what the child is built from beyond the properties.
-
-        A template resource's properties do not change when the file it
-        names does; the engine compares this too to decide on an update.
-        """
-        return None
+        """Digest of what the child is built from beyond the properties: the
+        files it can read (loader.files_reached) -- its template file and
+        whatever ``get_file`` inside it reads, at any depth -- so a changed
+        file updates the children that read it and no other. (The inherited
+        environment: stacks.changes.fingerprint.)"""
+        files = files or {}
+        reached = loader.files_reached([type_name, properties], files)
+        return _digest({name: files[name] for name in sorted(reached)})
 
     def _children(self):
         return self.context.children
@@ -169,10 +171,6 @@ class TemplateResource(NestedStackResource):
         params = {k: v for k, v in properties.items() if v is not None}
         return loader.load(files[name], name=name), params, files
 
-    @classmethod
-    def fingerprint(cls, properties, files, type_name):
-        return _digest(files.get(type_name))
-
 
 class ResourceGroup(NestedStackResource):
     """``OS::Heat::ResourceGroup``: ``count`` copies of ``resource_def`` in a child stack."""
@@ -239,11 +237,6 @@ class ResourceGroup(NestedStackResource):
         return template, {}, files
 
     @classmethod
-    def fingerprint(cls, properties, files, type_name):
-        member = (properties.get("resource_def") or {}).get("type")
-        return _digest(files.get(member)) if member in (files or {}) else None
-
-    @classmethod
     def validate_nested(cls, properties, type_lookup, path):
         """The member type must exist (and a member template must validate).
 
@@ -284,6 +277,10 @@ class ResourceGroup(NestedStackResource):
             if not rest:
                 return outputs.get(f"ref.{member}")
             return outputs.get(f"attr.{member}.{rest[0]}")
+        if members and f"attr.{members[0]}.{name}" not in outputs:
+            # Heat asks each member (grouputils.get_rsrc_attr); the first
+            # refuses an attribute its type does not have.
+            raise exceptions.InvalidTemplateAttribute(members[0], name)
         return [outputs.get(f"attr.{m}.{name}") for m in members]
 
 

@@ -67,8 +67,20 @@ once the traversal is stored, with the stack IN_PROGRESS -- as Heat's
 
 import dataclasses
 
+from nestedflow.conf import rpc as rpc_opts
 from nestedflow.engine import checks, views
+from nestedflow.messaging import transport
 from nestedflow.messaging.serializer import ContextSerializer
+
+
+def register_opts(conf):
+    """Register on ``conf`` (nestedflow's CONF or a host's own ConfigOpts)
+    what the client and service read: ``[rpc]`` and the oslo.messaging
+    options oslo.messaging itself registers on the global CONF only.
+    Registering an identical option again is a no-op in oslo.config."""
+    rpc_opts.register_opts(conf)
+    transport.register_global_only_opts(conf)
+
 
 #: The newest version this code speaks.
 VERSION = "1.5"

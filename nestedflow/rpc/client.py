@@ -10,6 +10,7 @@ import oslo_messaging as messaging
 
 from nestedflow import exceptions
 from nestedflow.rpc import api
+from nestedflow.rpc.api import register_opts
 
 #: Seconds added to a wait slice's call timeout for the round trip.
 _WAIT_MARGIN = 10.0
@@ -49,6 +50,10 @@ class EngineClient:
                  timeout=None):
         if conf is None:
             from nestedflow.conf import CONF as conf
+        # A host's own ConfigOpts carries none of nestedflow's options: the
+        # ones read here are registered on it, as oslo libraries register
+        # theirs on the conf they are handed.
+        register_opts(conf)
         self.conf = conf
         self._transport = messaging.get_rpc_transport(
             conf, url=transport_url, allowed_remote_exmods=api.ALLOWED_REMOTE_EXMODS)

@@ -53,6 +53,7 @@ class EngineService:
 
     def __init__(self, engine, conf, transport_url=None, topic=None, host=None):
         self.engine = engine
+        api.register_opts(conf)  # as EngineClient's
         self.topic = topic or conf.rpc.topic
         self.host = host or conf.rpc.host
         self._transport = messaging.get_rpc_transport(conf, url=transport_url)

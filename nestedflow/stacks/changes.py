@@ -6,7 +6,11 @@ the update preview (:mod:`nestedflow.engine.previews`), so a preview says
 what the update then does.
 """
 
+import hashlib
+import json
+
 from nestedflow import states
+from nestedflow.template import environment, loader
 
 #: The resource has no physical object (never created, or deleted): create one.
 CREATE = "create"
@@ -49,3 +53,23 @@ def decide(registry, row, new_type, properties, fingerprint):
     if plugin_cls.needs_replace_with_prop_diff(changed, properties, old):
         return REPLACE
     return UPDATE
+
+
+def fingerprint(registry, type_name, properties, template, resource_name):
+    """What :func:`decide` compares besides the properties, for resource
+    ``resource_name`` of ``template`` (a parsed Template): the type's own
+    (``Resource.fingerprint`` of the files map) and, for a resource that is
+    a stack, the environment its child inherits -- a changed
+    ``parameter_defaults`` or registry entry updates the child, as Heat
+    updates a nested stack on every update (StackResource._needs_update)."""
+    plugin_cls = registry.get(type_name)
+    files = template.files or {}
+    own = plugin_cls.fingerprint(properties, files, type_name)
+    if not plugin_cls.waits_for_stacks:
+        return own
+    inherited = environment.child_environment(template.environment, resource_name)
+    # Files the inherited registry maps types to are read by the child too.
+    registered = {name: files[name] for name in sorted(loader.files_reached(
+        inherited.get(environment.RESOURCE_REGISTRY) or {}, files))}
+    return hashlib.sha256(json.dumps([own, inherited, registered], sort_keys=True,
+                                     default=str).encode()).hexdigest()

@@ -27,9 +27,41 @@ class ParentLink:
     depth: int
     #: The tenancy columns the child inherits (nestedflow.engine.tenancy).
     owner: dict = dataclasses.field(default_factory=dict)
+    #: The parent's run making the child (nestedflow.db.fencing.check_run).
+    fence: tuple | None = None
 
 
-class ChildStacks:
+class ChildReads:
+    """What a nested-stack plugin reads about the children it would make:
+    the plugin registry, the parent's files and the environment a child
+    inherits. A preview hands a plugin this (nothing is made); a
+    traversal, :class:`ChildStacks`, which also makes and waits for them."""
+
+    def __init__(self, registry, parent_environment, parent_files):
+        self._registry = registry
+        self._parent_environment = parent_environment
+        self._parent_files = parent_files
+
+    @property
+    def registry(self):
+        return self._registry
+
+    def parent_files(self):
+        return self._parent_files
+
+    def child_environment(self, resource_name):
+        """The environment a child made by ``resource_name`` inherits (Heat's
+        get_child_environment): registry and parameter_defaults, narrowed to
+        the registry's entries for this resource."""
+        return environment.child_environment(self._parent_environment, resource_name)
+
+    def resolve_type(self, type_name, resource_name):
+        """``type_name`` mapped through the registry of ``resource_name``'s child."""
+        registry = self.child_environment(resource_name)["resource_registry"]
+        return environment.resolve_type(registry, type_name)
+
+
+class ChildStacks(ChildReads):
     """Bound to the parent's traversal scope (nestedflow.flows.scope.TraversalScope)."""
 
     def __init__(self, scope):
@@ -55,19 +87,11 @@ class ChildStacks:
         return self._rt.db.get_template(template_id).files or {}
 
     def child_environment(self, resource_name):
-        """The environment a child made by ``resource_name`` inherits (Heat's
-        get_child_environment): registry and parameter_defaults, narrowed to
-        the registry's entries for this resource."""
         template_id = self._parent.raw_template_id
         if self._scope.reverting and self._parent.prev_raw_template_id:
             template_id = self._parent.prev_raw_template_id
         parent_env = self._rt.db.get_template(template_id).environment
         return environment.child_environment(parent_env, resource_name)
-
-    def resolve_type(self, type_name, resource_name):
-        """``type_name`` mapped through the registry of ``resource_name``'s child."""
-        registry = self.child_environment(resource_name)["resource_registry"]
-        return environment.resolve_type(registry, type_name)
 
     def child_timeout(self, minutes=None):
         """The child's timeout (minutes): its own, at most what the parent has left."""
@@ -82,30 +106,36 @@ class ChildStacks:
         parent = self._parent
         link = ParentLink(stack_id=parent.id, root_id=parent.root_id or parent.id,
                           resource_name=resource_name, depth=parent.nested_depth,
-                          owner=tenancy.owner_values(None, parent))
+                          owner=tenancy.owner_values(None, parent), fence=self._fence())
         child_id = self.child_id(create_key)
         self._rt.stacks.create(
             f"{parent.name}-{resource_name}-{child_id[:8]}", template, parameters, files,
             environment=self.child_environment(resource_name), disable_rollback=True,
             timeout=self.child_timeout(timeout), parent=link,
             stack_id=child_id, adopt_stack_data=adopt_stack_data)
-        return self.wait(child_id, states.CREATE)
+        return self.wait(child_id, states.CREATE if adopt_stack_data is None else states.ADOPT)
+
+    def _fence(self):
+        """Every write a parent's run makes on its children is fenced by the
+        parent's ownership, in the same transaction (db.fencing.check_run)."""
+        return (self._parent.id, self._scope.traversal_id, self._scope.owner)
 
     def update(self, child_id, template, parameters, files):
         resource_name = self._rt.db.get_stack(child_id).owner_resource
         self._rt.stacks.update(child_id, template, parameters, files,
-                               environment=self.child_environment(resource_name))
+                               environment=self.child_environment(resource_name),
+                               fence=self._fence())
         return self.wait(child_id, states.UPDATE)
 
     def delete(self, child_id):
         try:
-            self._rt.stacks.delete(child_id)
+            self._rt.stacks.delete(child_id, fence=self._fence())
         except exceptions.StackNotFound:
             return None
         return self.wait(child_id, states.DELETE)
 
     def act(self, child_id, action):
-        self._rt.stacks.action(child_id, action)
+        self._rt.stacks.action(child_id, action, fence=self._fence())
         return self.wait(child_id, action)
 
     def get(self, child_id):
@@ -166,10 +196,13 @@ class ChildStacks:
         if cancelled:
             scope.check_owner()
         child = db.get_stack(child_id)
-        self._rt.db.add_event(
-            parent_id, self._resource_name(child), action, states.IN_PROGRESS,
+        # Fenced: a run paused past its claim wakes here, after the child
+        # settled; it must not write on a parent another run owns now.
+        self._rt.db.add_run_event(
+            parent_id, scope.traversal_id, scope.owner, self._resource_name(child), action,
+            states.IN_PROGRESS,
             f"nested stack {child.name} {child.action}_{child.status} after {waited:.3f}s",
-            traversal_id=scope.traversal_id, engine_id=self._rt.engine_id)
+            engine_id=self._rt.engine_id)
         if (child.action, child.status) != (action, states.COMPLETE):
             raise exceptions.NestedStackFailed(
                 child.status_reason or f"{child.action}_{child.status}")

@@ -65,13 +65,14 @@ class StackLifecycle:
                                timeout=timeout)
         traversal_id = str(uuid.uuid4())
         dependencies = definition.dependencies()
+        action = states.CREATE if adopt is None else states.ADOPT
         stack = self.db.create_stack(
             stack_values={
                 "id": stack_id,
                 "name": name,
-                "action": states.CREATE,
+                "action": action,
                 "status": states.IN_PROGRESS,
-                "status_reason": "Stack CREATE started",
+                "status_reason": f"Stack {action} started",
                 "current_traversal": traversal_id,
                 "disable_rollback": bool(disable_rollback),
                 "timeout": timeout,
@@ -90,30 +91,34 @@ class StackLifecycle:
             # A top-level stack's name is unique among live ones; the
             # stack's own INSERT checks it (a round trip less per create).
             unique_name=parent is None,
+            fence=parent.fence if parent else None,
         )
         if self.on_created is not None:
-            self.on_created(stack_id, states.CREATE, states.IN_PROGRESS, stack)
+            self.on_created(stack_id, action, states.IN_PROGRESS, stack)
         self._record_request(stack_id, traversal_id, stack.request_context)
-        self._dispatch(stack_id, traversal_id, states.CREATE)
+        self._dispatch(stack_id, traversal_id, action)
         return stack
 
     # -- update -------------------------------------------------------------
 
     def update(self, stack_id, template, parameters=None, files=None, environment=None,
-               existing=False, disable_rollback=None, context=None, reason=None,
-               timeout=None, clear_parameters=()):
+               existing=False, disable_rollback=None, context=None, timeout=None,
+               clear_parameters=(), action=states.UPDATE, fence=None):
         """Converge the stack to a new template; supersedes a traversal in progress.
 
         ``existing=True`` is Heat's PATCH: the stored template, parameters,
         files and environment are kept where not given, but for the
         parameters named in ``clear_parameters``, which go back to their
-        defaults.
+        defaults. ``action``: the stack's action while it converges (RESTORE
+        for a snapshot's restore, as Heat's ``Stack.restore``). ``fence``:
+        the parent's run updating its nested stack
+        (nestedflow.db.fencing.check_run).
         """
         stack, definition, files, parameters = self.prepare_update(
             stack_id, template, parameters, files, environment, existing, clear_parameters)
         dependencies = definition.dependencies()
         _check_timeout(timeout)
-        values = {"status_reason": reason or "Stack UPDATE started"}
+        values = {"status_reason": f"Stack {action} started"}
         if timeout is not None:
             values["timeout"] = timeout
         if disable_rollback is not None:
@@ -130,15 +135,16 @@ class StackLifecycle:
             ]
             try:
                 self.db.begin_update(
-                    stack.id, stack.current_traversal, traversal_id, states.UPDATE,
-                    _template_values(definition, files, parameters), added, **values)
+                    stack.id, stack.current_traversal, traversal_id, action,
+                    _template_values(definition, files, parameters), added, fence=fence,
+                    **values)
                 break
             except exceptions.TraversalSuperseded:
                 stack = self.db.get_stack(stack.id)
         else:
             raise exceptions.ActionNotAllowed(f"stack {stack.name} keeps changing; retry")
         self._record_request(stack.id, traversal_id, values.get("request_context"))
-        self._dispatch(stack.id, traversal_id, states.UPDATE)
+        self._dispatch(stack.id, traversal_id, action)
         return stack.id
 
     def prepare_update(self, stack_id, template, parameters=None, files=None,
@@ -184,13 +190,14 @@ class StackLifecycle:
 
     # -- delete, suspend, resume, check, cancel -------------------------------
 
-    def start_traversal(self, stack_id, expected_traversal, action, **values):
+    def start_traversal(self, stack_id, expected_traversal, action, fence=None, **values):
         """Make a new traversal of ``action`` the stack's current one in
         place of ``expected_traversal`` (writing ``values`` on the stack)
         and dispatch it; returns its id. Raises TraversalSuperseded if
         ``expected_traversal`` is no longer current."""
         traversal_id = str(uuid.uuid4())
-        self.db.begin_traversal(stack_id, expected_traversal, traversal_id, action, **values)
+        self.db.begin_traversal(stack_id, expected_traversal, traversal_id, action, fence=fence,
+                                **values)
         self._record_request(stack_id, traversal_id, values.get("request_context"))
         self._dispatch(stack_id, traversal_id, action)
         return traversal_id
@@ -202,28 +209,29 @@ class StackLifecycle:
         if request_id:
             requests.record(self.db, stack_id, traversal_id, request_id)
 
-    def delete(self, stack_id, context=None):
+    def delete(self, stack_id, context=None, fence=None):
         stack = self.live_stack(stack_id)
         # Takes over from any traversal in progress; its tasks stop at
         # their next ownership check, and in-flight actions finish first.
-        self.start_traversal(stack.id, stack.current_traversal, states.DELETE,
+        self.start_traversal(stack.id, stack.current_traversal, states.DELETE, fence=fence,
                              status_reason="Stack DELETE started", **_context_values(context))
         return stack.id
 
-    def action(self, stack_id, action, context=None):
+    def action(self, stack_id, action, context=None, fence=None):
         stack = self.live_stack(stack_id)
         if stack.status == states.IN_PROGRESS:
             raise exceptions.ActionNotAllowed(
                 f"stack {stack.name} is {stack.action}_IN_PROGRESS; {action.lower()} it "
                 "once it settles")
-        self.start_traversal(stack.id, stack.current_traversal, action,
+        self.start_traversal(stack.id, stack.current_traversal, action, fence=fence,
                              status_reason=f"Stack {action} started", **_context_values(context))
         return stack.id
 
     def cancel(self, stack_id, rollback=True):
         """Ask the create/update in progress to stop; returns its traversal id."""
         stack = self.live_stack(stack_id)
-        if stack.status != states.IN_PROGRESS or stack.action not in (states.CREATE, states.UPDATE):
+        runs_as = states.RUNS_AS.get(stack.action, stack.action)
+        if stack.status != states.IN_PROGRESS or runs_as not in (states.CREATE, states.UPDATE):
             raise exceptions.ActionNotAllowed(
                 f"stack {stack.name} is {stack.action}_{stack.status}: only a create or "
                 "update in progress can be cancelled")

@@ -1,6 +1,7 @@
 """Turn a template given as a dict, YAML/JSON text or a file path into a dict."""
 
 import copy
+import functools
 import json
 import os
 from collections.abc import Mapping
@@ -162,3 +163,48 @@ def load_files(files):
             )
         result[str(name)] = content
     return result
+
+
+def files_reached(values, files):
+    """The names of the ``files`` map that ``values`` (a template, its
+    properties, an environment...) can read: every string naming a file
+    (``get_file``'s argument, a template resource's ``type``, a registry
+    entry), then, for a file that is a template, those it names, at any
+    depth. A YAML text among the strings (an inline child template) is read
+    as a template too. Conservative: a string that merely equals a file's
+    name counts."""
+    reached, todo = set(), list(_strings(values))
+    while todo:
+        text = todo.pop()
+        if text in files:
+            if text not in reached:
+                reached.add(text)
+                content = files[text]
+                if isinstance(content, str):
+                    todo.extend(_strings_of_text(content))
+        elif "\n" in text:
+            todo.extend(_strings_of_text(text))
+    return reached
+
+
+@functools.lru_cache(maxsize=256)
+def _strings_of_text(text):
+    # Members of a group share one template: parsed once, not per member.
+    try:
+        data = _parse_text(text)
+    except (StackValidationFailed, ValueError, TypeError):
+        return ()
+    return tuple(_strings(data))
+
+
+def _strings(value):
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)

@@ -1,7 +1,6 @@
 """A parsed HOT template: version, parameters, resources, outputs, environment."""
 
 import dataclasses
-import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -96,9 +95,8 @@ def _parse_version(tmpl):
     if "heat_template_version" not in tmpl:
         raise StackValidationFailed("missing heat_template_version", path="heat_template_version")
     version = tmpl["heat_template_version"]
-    # A dict built by yaml.safe_load elsewhere holds a date, not a string.
-    if isinstance(version, datetime.date):
-        version = version.isoformat()
+    # Not a string (a date from yaml.safe_load): refused as Heat's get_version
+    # does; limits.check_structure names it with a hint first.
     if isinstance(version, str):
         if version in HOT_VERSIONS:
             return version

@@ -89,7 +89,15 @@ def test_abandon_then_adopt_takes_the_same_objects_back(engine, stack_name):
     adopted = engine.wait(engine.create_stack(f"{stack_name}-2", None,
                                               adopt_stack_data=json.dumps(data)).id,
                           timeout=60)
-    assert adopted.stack_status == "CREATE_COMPLETE", adopted.status_reason
+    # Heat's adopt is its own action (heat/engine/stack.py Stack.adopt:
+    # stack_task(action=ADOPT)), nested stacks included.
+    assert adopted.stack_status == "ADOPT_COMPLETE", adopted.status_reason
+    assert adopted.status_reason == "Stack ADOPT completed successfully"
+    assert [(e.action, e.status) for e in engine.list_events(adopted.id)
+            if e.resource_name == adopted.name] == [("ADOPT", "IN_PROGRESS"),
+                                                    ("ADOPT", "COMPLETE")]
+    (child,) = [s for s in engine.list_stacks(show_nested=True) if s.parent_id == adopted.id]
+    assert child.stack_status == "ADOPT_COMPLETE", child.status_reason
     after = {r.name: r.physical_id for r in engine.list_resources(adopted.id)
              if r.name != "child"}
     assert after == before
@@ -111,7 +119,7 @@ def test_adopting_an_object_that_is_gone_fails_clearly(sqlite_engine, stack_name
             "resources": {"a": {"name": "a", "type": TR, "resource_id": "no-such-object"}}}
     stack = engine.wait(engine.create_stack(stack_name, None, adopt_stack_data=data,
                                             disable_rollback=True).id, timeout=60)
-    assert stack.stack_status == "CREATE_FAILED"
+    assert stack.stack_status == "ADOPT_FAILED"  # Heat's Stack.adopt, without rollback
     assert "no-such-object" in stack.status_reason
     with pytest.raises(exceptions.StackValidationFailed, match="adopt_stack_data"):
         engine.create_stack(f"{stack_name}-x", None, adopt_stack_data=["nope"])

@@ -160,3 +160,61 @@ def test_previews_of_nested_stacks(engine, stack_name):
 def test_preview_of_a_bad_template_names_the_problem(sqlite_engine):
     with pytest.raises(exceptions.StackValidationFailed, match="resources.x"):
         sqlite_engine.preview_stack("p", tmpl(x={"type": TR, "properties": {"nope": 1}}))
+
+
+MEMBER = yaml.safe_dump({"heat_template_version": "2018-08-31",
+                         "parameters": {"index": {"type": "string"}},
+                         "resources": {"inner": {"type": TR,
+                                                 "properties": {"value": {"get_param": "index"}}}},
+                         "outputs": {"host": {"value": {"get_attr": ["inner", "output"]}}}})
+
+
+def grouped(count, member="member.yaml"):
+    return tmpl(
+        plain={"type": "OS::Heat::ResourceGroup", "properties": {
+            "count": count, "resource_def": {"type": TR, "properties": {"value": "m%index%"}}}},
+        templated={"type": "OS::Heat::ResourceGroup", "properties": {
+            "count": 2, "resource_def": {"type": member,
+                                         "properties": {"index": "%index%"}}}},
+        reader={"type": TR, "properties": {
+            "value": {"list_join": [",", {"get_attr": ["templated", "host"]}]}}},
+    )
+
+
+def test_previews_of_resource_groups(engine, stack_name):
+    """Heat answers a group's preview with its members' (heat/engine/
+    resources/openstack/heat/resource_group.py: a group is a StackResource,
+    whose preview is its nested stack's resources); an environment alias
+    for the member type is followed as the create follows it."""
+    files = {"member.yaml": MEMBER}
+    environment = {"resource_registry": {"My::Member": "member.yaml"}}
+    before = row_counts(engine)
+    preview = engine.preview_stack(stack_name, grouped(2, "My::Member"), files=files,
+                                   environment=environment)
+    assert row_counts(engine) == before
+    def pairs(entries):
+        for entry in entries:
+            if isinstance(entry, list):
+                yield from pairs(entry)
+            else:
+                yield entry.get("parent_resource"), entry["resource_name"]
+
+    # Each group is the list of its members; a member of a template type is
+    # the list of its own resources.
+    assert sorted(pairs(preview["resources"]), key=str) == sorted(
+        [("plain", "0"), ("plain", "1"), ("0", "inner"), ("1", "inner"), (None, "reader")],
+        key=str)
+    assert len(preview["resources"]) == 3
+
+    stack = engine.wait(engine.create_stack(stack_name, grouped(2), files=files).id,
+                        timeout=60)
+    assert stack.stack_status == "CREATE_COMPLETE", stack.status_reason
+    before = row_counts(engine)
+    preview = engine.preview_update_stack(stack.id, grouped(3), files=files, show_nested=True)
+    assert row_counts(engine) == before
+    assert ("plain", "2") in {(r.get("parent_resource"), r["resource_name"])
+                              for r in preview["added"]}
+    flat = engine.preview_update_stack(stack.id, grouped(3), files=files)
+    assert "plain" in names(flat)["updated"]
+    done = engine.wait(engine.update_stack(stack.id, grouped(3), files=files).id, timeout=60)
+    assert done.stack_status == "UPDATE_COMPLETE", done.status_reason

@@ -45,7 +45,7 @@ def test_operations_through_rpc(services, stack_name):
     data = client.abandon_stack(stack.id)
     adopted = client.wait(client.create_stack(f"{stack_name}-2", None,
                                               adopt_stack_data=data).id, timeout=60)
-    assert adopted.stack_status == "CREATE_COMPLETE", adopted.status_reason
+    assert adopted.stack_status == "ADOPT_COMPLETE", adopted.status_reason
     assert client.list_resources(adopted.id)[0].physical_id == data["resources"]["a"][
         "resource_id"]
 

@@ -59,7 +59,10 @@ def test_snapshot_then_restore_after_a_change(engine, stack_name):
     assert [s["id"] for s in engine.list_snapshots(stack.id)] == [snapshot["id"]]
     assert engine.show_snapshot(stack.id, snapshot["id"])["data"] == snapshot["data"]
     restored = engine.wait(engine.restore_snapshot(stack.id, snapshot["id"]).id, timeout=60)
-    assert restored.stack_status == "UPDATE_COMPLETE", restored.status_reason
+    # Heat's restore is an update under its own action (heat/engine/stack.py
+    # Stack.restore: self.update(newstack, action=self.RESTORE)).
+    assert restored.stack_status == "RESTORE_COMPLETE", restored.status_reason
+    assert restored.status_reason == "Stack RESTORE completed successfully"
     after = objects(engine, stack.id)
     # a and b: the same objects with the snapshot's properties; extra gone.
     assert {k: after[k] for k in ("a", "b")} == {k: before[k] for k in ("a", "b")}

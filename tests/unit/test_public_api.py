@@ -74,7 +74,8 @@ def test_engine_methods_and_signatures():
 
 
 #: Engine methods with no RPC counterpart: they only make sense in-process.
-IN_PROCESS_ONLY = {"subscribe", "close", "recover_orphans"}  # recover: this process runs them
+IN_PROCESS_ONLY = {"subscribe", "close", "recover_orphans",  # recover: this process runs them
+                   "unclaimed"}  # asks this process's own jobboard connection
 
 
 def test_engine_subscribe():

@@ -232,11 +232,13 @@ class TestTemplate:
         assert (tmpl.resources, tmpl.outputs, tmpl.parameters) == ({}, {}, {})
         assert tmpl.raw == {"heat_template_version": "2013-05-23"}
 
-    def test_date_object_version(self):
+    def test_date_object_version_is_refused(self):
+        # Heat reads a version only from a string (heat/engine/template.py
+        # get_version); tests/functional/test_template_values.py covers the rest.
         import datetime
 
-        tmpl = Template({"heat_template_version": datetime.date(2015, 4, 30)})
-        assert tmpl.version == "2015-04-30"
+        with pytest.raises(StackValidationFailed, match="heat_template_version: must be a string"):
+            Template({"heat_template_version": datetime.date(2015, 4, 30)})
 
     def test_resources_may_be_none(self):
         assert Template("heat_template_version: wallaby\nresources:\n").resources == {}

@@ -88,7 +88,7 @@ class DeleteSnapshot(bases.Command):
 class RestoreSnapshot(stacks.StackCommand):
     """Restore a stack snapshot (the stack converges back to it)."""
 
-    action = states.UPDATE
+    action = states.RESTORE
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

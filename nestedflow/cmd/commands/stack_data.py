@@ -78,7 +78,7 @@ class ExportStack(AbandonStack):
 class AdoptStack(stacks.StackCommand):
     """Adopt a stack: take over the resources of its abandon data without creating them."""
 
-    action = states.CREATE
+    action = states.ADOPT
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

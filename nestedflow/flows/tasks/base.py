@@ -6,6 +6,8 @@ import logging
 
 from nestedflow import exceptions, states
 from nestedflow.flows import hooks, taskflow_compat
+from nestedflow.flows.scope import CREATE_KEY, create_key
+from nestedflow.stacks import changes
 from nestedflow.stacks.definition import ANY_ATTRIBUTE
 from nestedflow.template.functions import select_path
 
@@ -41,9 +43,34 @@ def failure_reason(flow_failures):
     return "; ".join(messages) or "unknown failure"
 
 
+#: attr_data key: attribute name -> [resource, key] of an attribute the
+#: plugin refused (exceptions.InvalidTemplateAttribute), raised again when read.
+ATTR_ERRORS = "attr_errors"
+
+
 def output_of(row):
     data = row.attr_data or {}
-    return {"ref": data.get("ref"), "attrs": data.get("attrs") or {}, "row": row.id}
+    out = {"ref": data.get("ref"), "attrs": data.get("attrs") or {}, "row": row.id}
+    if data.get(ATTR_ERRORS):
+        out[ATTR_ERRORS] = data[ATTR_ERRORS]
+    return out
+
+
+def attribute_reader(outputs):
+    """``get_attr(name, attr, path)`` over ``outputs`` (resource name ->
+    :func:`output_of`, or None for a resource that has none): None where
+    there is no value, InvalidTemplateAttribute where the plugin refused."""
+    def get_attr(name, attr, path):
+        out = outputs.get(name)
+        if out is None:
+            return None
+        if attr is None:  # get_attr's all-attributes form reads them all
+            return select_path(out["attrs"], path)
+        refused = (out.get(ATTR_ERRORS) or {}).get(attr)
+        if refused:
+            raise exceptions.InvalidTemplateAttribute(*refused)
+        return select_path(out["attrs"].get(attr), path)
+    return get_attr
 
 
 def inputs_by_name(inputs):
@@ -53,12 +80,7 @@ def inputs_by_name(inputs):
 
 def resolver(inputs):
     resolved = inputs_by_name(inputs)
-    return (
-        lambda name: resolved[name]["ref"],
-        # attr None: get_attr's all-attributes form reads them all.
-        lambda name, attr, path: select_path(
-            resolved[name]["attrs"] if attr is None else resolved[name]["attrs"].get(attr), path),
-    )
+    return lambda name: resolved[name]["ref"], attribute_reader(resolved)
 
 
 _INSPECTABLE = {}
@@ -184,15 +206,24 @@ class ResourceTask(ScopedTask):
         return exceptions.ResourceFailure(row.name, action, error)
 
     def fingerprint(self, type_name, properties):
-        files = self.scope.definition.template.files or {}
-        plugin_cls = self.scope.runtime.registry.get(type_name)
-        return plugin_cls.fingerprint(properties, files, type_name)
+        return changes.fingerprint(self.scope.runtime.registry, type_name, properties,
+                                   self.scope.definition.template, self.resource_name)
 
     def attributes(self, plugin):
+        """attr_data's ``attrs`` (and ``attr_errors``): the attributes other
+        resources and the outputs read. One the plugin refuses is an error
+        for its readers (Heat resolves get_attr when read), not the resource's."""
         needed = self.scope.definition.needed_attributes().get(self.resource_name, ())
         if ANY_ATTRIBUTE in needed:
             needed = (set(needed) - {ANY_ATTRIBUTE}) | set(plugin.attributes_schema)
-        return {name: plugin.get_attribute(name) for name in sorted(needed)}
+        attrs, errors = {}, {}
+        for name in sorted(needed):
+            try:
+                attrs[name] = plugin.get_attribute(name)
+            except exceptions.InvalidTemplateAttribute as error:
+                attrs[name] = None
+                errors[name] = [error.resource, error.key]
+        return {"attrs": attrs, ATTR_ERRORS: errors} if errors else {"attrs": attrs}
 
     def creating(self, row, properties, type_name=None, revive=False):
         """The write that marks ``row`` CREATE_IN_PROGRESS (see :meth:`create_on`)."""
@@ -201,9 +232,14 @@ class ResourceTask(ScopedTask):
             values["current"] = True
         # A row whose object was deleted (a rollback, a failed create) keeps
         # that object's id; the new object is not it.
+        # The create's idempotency key is kept with the row until the object's
+        # id is recorded: a later delete (whose writes change the row's
+        # traversal) finds by it what an interrupted or failed create made.
+        data = dict(row.attr_data or {},
+                    **{CREATE_KEY: create_key(row.id, self.scope.traversal_id)})
         return dict(action=states.CREATE, status=states.IN_PROGRESS, status_reason="state changed",
                     properties_data=properties, traversal_id=self.scope.traversal_id,
-                    physical_id=None, **values)
+                    physical_id=None, attr_data=data, **values)
 
     def create_on(self, row, properties, type_name=None, release=False, started=False,
                   undo=None, revive=False):
@@ -237,11 +273,19 @@ class ResourceTask(ScopedTask):
         # Adopting (Engine.create_stack(adopt_stack_data=...)): take over
         # the object the abandon data names instead of creating one.
         adopt = (row.attr_data or {}).get("adopt")
-        physical_id = plugin.handle_adopt(adopt) if adopt else plugin.create()
+        try:
+            physical_id = plugin.handle_adopt(adopt) if adopt else plugin.create()
+        except Exception as error:
+            # Known before it failed (a nested stack exists once made, as
+            # Heat's StackResource sets its resource_id at once): recorded
+            # with the failure, so a delete finds the object.
+            if plugin.context.physical_id and getattr(error, "record", None) is None:
+                error.record = {"physical_id": plugin.context.physical_id}
+            raise
         # What get_resource returns is known once the plugin knows its id.
         if physical_id is not None:
             plugin.context.physical_id = physical_id
-        data = {"ref": plugin.reference_id(), "attrs": self.attributes(plugin),
+        data = {"ref": plugin.reference_id(), **self.attributes(plugin),
                 "data": plugin.stored_data(),
                 "fingerprint": self.fingerprint(row.type, properties)}
         if undo:

@@ -4,6 +4,7 @@ from nestedflow import exceptions, states
 from nestedflow.db import models
 from nestedflow.flows import hooks
 from nestedflow.flows.tasks.base import (
+    ATTR_ERRORS,
     SYMBOL,
     UNDO,
     ResourceTask,
@@ -140,7 +141,8 @@ class ConvergeResource(ResourceTask):
         scope = self.scope
         data = dict(row.attr_data or {})
         data.pop(UNDO, None)
-        data["attrs"] = self.attributes(scope.plugin(row, row.properties_data or {}))
+        data.pop(ATTR_ERRORS, None)
+        data.update(self.attributes(scope.plugin(row, row.properties_data or {})))
         return {"attr_data": data, "traversal_id": scope.traversal_id}
 
     def _updating(self):
@@ -166,7 +168,7 @@ class ConvergeResource(ResourceTask):
         except Exception as error:
             raise self.fail(row, states.UPDATE, error) from error
         undo = {"updated": row.id, "previous": old}
-        data = {"ref": plugin.reference_id(), "attrs": self.attributes(plugin),
+        data = {"ref": plugin.reference_id(), **self.attributes(plugin),
                 "data": plugin.stored_data(),
                 "fingerprint": self.fingerprint(row.type, properties),
                 UNDO: {"traversal": scope.traversal_id, **undo}}

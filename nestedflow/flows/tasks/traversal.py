@@ -8,12 +8,16 @@ from nestedflow.db import models
 from nestedflow.flows.tasks.base import (
     SYMBOL,
     ScopedTask,
+    attribute_reader,
     failure_reason,
     is_gone,
     isinstance_failure,
+    output_of,
     resolver,
 )
 from nestedflow.flows.tasks.delete import delete_resource
+from nestedflow.stacks import changes
+from nestedflow.stacks.children import ChildStacks
 from nestedflow.stacks.definition import load_definition
 from nestedflow.template.functions import select_path
 
@@ -65,13 +69,33 @@ class BeginTraversal(ScopedTask):
             else:
                 scope.set_stack_state(states.ROLLBACK, states.FAILED, f"{reason}; {why}", **values)
                 return
-        action = states.ROLLBACK if rolled_back else scope.action
+        action = states.ROLLBACK if rolled_back else scope.shown_action
         status = states.COMPLETE if rolled_back else states.FAILED
+        if scope.definition is not None and "outputs" not in values:
+            # A failed (or rolled back) create, a failed update: outputs as
+            # the resources stand, as Heat shows them for any stack not deleted.
+            values["outputs"], values["output_errors"] = _outputs_as_they_stand(scope)
         try:
             scope.set_stack_state(action, status, reason, **values)
         except exceptions.OwnershipLost:
             LOG.info("stack %s: superseded before it could record %s_%s",
                      scope.stack.id, action, status)
+
+
+def _outputs_as_they_stand(scope):
+    """(outputs, output errors) of the current template from the current
+    rows: what a completed resource recorded, None for one that failed, was
+    never made or is gone (Heat's get_attr answers None for a resource
+    whose result is not ready)."""
+    outputs = {row.name: None if is_gone(row) or not row.attr_data else output_of(row)
+               for row in scope.db.list_resources(scope.stack.id)}
+
+    def get_resource(name):
+        out = outputs.get(name)
+        return None if out is None else out["ref"]
+
+    return scope.definition.resolve_outputs_and_errors(
+        get_resource=get_resource, get_attr=attribute_reader(outputs))
 
 
 def _realizes_previous(scope):
@@ -113,15 +137,14 @@ def _realizes_previous(scope):
             return {key: plugin.get_attribute(key) for key in plugin.attributes_schema}
         return select_path(plugins[name].get_attribute(attr), path)
 
-    files = definition.template.files or {}
     for name, row in current.items():
         try:
             properties = definition.resolve_properties(name, get_resource=get_resource,
                                                        get_attr=get_attr)
         except Exception:  # an input is missing: not realized
             return False, None, f"{name}'s inputs are not as the previous template has them"
-        fingerprint = scope.runtime.registry.get(row.type).fingerprint(
-            properties, files, row.type)
+        fingerprint = changes.fingerprint(scope.runtime.registry, row.type, properties,
+                                          definition.template, name)
         if properties != row.properties_data or fingerprint != (
                 row.attr_data or {}).get("fingerprint"):
             return False, None, f"{name} is not as the previous template has it"
@@ -210,14 +233,28 @@ class CompleteTraversal(ScopedTask):
                 scope.definition.resolve_outputs_and_errors(
                     get_resource=get_resource, get_attr=get_attr))
         if scope.action == states.DELETE:
+            _delete_unowned_children(scope)
             values["deleted_at"] = models.utcnow()
         if scope.converging:
             # Before the stack settles: the next update builds its cleanup
             # from these edges.
             scope.check_owner()
             _record_graph(scope, rows)
-        scope.set_stack_state(scope.action, states.COMPLETE,
-                              f"Stack {scope.action} completed successfully", **values)
+        scope.set_stack_state(scope.shown_action, states.COMPLETE,
+                              f"Stack {scope.shown_action} completed successfully", **values)
+
+
+def _delete_unowned_children(scope):
+    """A stack delete leaves no nested stack behind: a child no row of the
+    stack names any more (one a failed or interrupted create made before it
+    could record it, or one an older release lost track of) is deleted
+    here, after the rows' own deletes, and waited for."""
+    children = ChildStacks(scope)
+    for child in scope.db.list_children(scope.stack.id):
+        if child.deleted_at is None:
+            LOG.info("stack %s: deleting nested stack %s that no resource records",
+                     scope.stack.id, child.id)
+            children.delete(child.id)
 
 
 def _sweep(scope):
