@@ -189,15 +189,44 @@ class JobboardDispatcher(base.Dispatcher):
             book = tf_models.LogBook(journal.book_name(stack_id), uuid=stack_id)
             job = board.post(f"{action.lower()} {stack_id}", book=book, details=details)
         except Exception as error:
+            reason = f"Stack {action} could not be posted to {self.url}: {error}"
+            if self._leave_to_outbox(stack_id, traversal_id, reason):
+                return
             # Nobody would ever run this traversal: say so on the stack
             # rather than leave it IN_PROGRESS for ever.
-            reason = f"Stack {action} could not be posted to {self.url}: {error}"
             LOG.error("stack %s: %s", stack_id, reason)
             with contextlib.suppress(exceptions.NestedflowError):
                 self._db.set_stack_state(stack_id, traversal_id, action, states.FAILED, reason)
             raise exceptions.NestedflowError(reason) from error
         LOG.info("stack %s: posted %s traversal %s as job %s", stack_id, action,
                  traversal_id, job.uuid)
+
+    def _leave_to_outbox(self, stack_id, traversal_id, reason):
+        """A nested stack's job is posted by a run of its parent, on a
+        conductor that may just have been cut off from ZooKeeper -- and so
+        have lost the parent's claim to a run on another conductor, which
+        waits for this child (a re-run finds the child it made and does not
+        post it again). Failing the child would fail that run, and would be
+        a write by a run that no longer owns its work. So the child stays
+        IN_PROGRESS and its outbox mark is handed, by compare-and-swap on
+        this engine's own mark, to an engine that does not beat: any live
+        engine with a jobboard posts it at its next beat (:meth:`repost`).
+        Returns False for a top-level stack, whose poster is told instead.
+        """
+        mark = getattr(self._db, "queued_owner", None)
+        try:
+            if mark is None or not self._db.get_stack(stack_id).parent_id:
+                return False
+            engine_id = mark.rpartition(heartbeats.SEPARATOR)[0]
+            orphan = f"{engine_id}.lost{heartbeats.SEPARATOR}{heartbeats.UNPOSTED}"
+            handed = self._db.take_over_unposted(stack_id, traversal_id, mark, orphan)
+        except Exception as error:
+            LOG.warning("stack %s: could not leave its job to the outbox: %s", stack_id, error)
+            return False
+        LOG.warning("stack %s: %s; %s", stack_id, reason,
+                    "left to the outbox (a live engine posts it)" if handed
+                    else "its traversal is no longer this engine's to post")
+        return True
 
     def repost(self, owner):
         """Post the jobs of the traversals dead engines stored and perhaps
