@@ -135,4 +135,8 @@ retrying.retry_methods(Database, (
     "list_all_resources", "get_resource", "try_lock_resource", "write_free_resource",
     "lock_resource", "release_lock", "update_resource", "add_replacement",
     "swap_current", "set_edges", "add_event", "list_events", "beat", "engine_alive",
-    "orphaned_stacks", "unposted_stacks", "list_signals", "reach_hook", "hook_pending"))
+    "orphaned_stacks", "unposted_stacks", "list_signals", "reach_hook", "hook_pending",
+    # Nested stacks are stored by a parent's run: a dropped connection there
+    # must not fail the parent's resource either. An ambiguous commit tried
+    # again finds its own row (stacks.lifecycle.StackLifecycle.create).
+    "create_stack", "read_resource", "count_tree_resources"))

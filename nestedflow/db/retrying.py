@@ -19,8 +19,13 @@ import functools
 
 from oslo_db import api as oslo_db_api
 
-#: Attempts after the first, and the first pause (doubling up to the max).
-MAX_RETRIES = 5
+#: Attempts after the first, and the first pause (doubling up to the max):
+#: about 35 s of retries, so that a database restarted, or cut off from a
+#: conductor for longer than its ZooKeeper session, is waited for by the
+#: runs in flight rather than failing their resources -- which would roll
+#: their stacks back (tests/functional/test_partitions.py). A run that
+#: lost its claim meanwhile is fenced when its write finally goes through.
+MAX_RETRIES = 20
 RETRY_INTERVAL = 0.2
 MAX_RETRY_INTERVAL = 2.0
 

@@ -28,6 +28,8 @@ import uuid
 
 from kazoo import exceptions as k_exceptions
 from kazoo.protocol import paths as k_paths
+from oslo_db import exception as db_exc
+from sqlalchemy import exc as sa_exc
 from taskflow import exceptions as tf_exceptions
 from taskflow.persistence import models as tf_models
 
@@ -127,6 +129,25 @@ def refusal(details, db=None):
     return reason
 
 
+#: Errors saying the infrastructure is down, not that a job is bad.
+TRANSIENT = (db_exc.DBConnectionError, k_exceptions.ConnectionLoss,
+             k_exceptions.SessionExpiredError, tf_exceptions.JobFailure,
+             sa_exc.OperationalError)
+
+
+def transient(error):
+    """Whether ``error`` (or what it was raised from) says the infrastructure
+    is down: such failures do not use up a job's attempts. SQLAlchemy's own
+    count, where oslo.db's filters do not translate them: a PostgreSQL
+    server restarting for a few seconds used up every attempt of the jobs
+    in flight (tests/functional/test_partitions.py)."""
+    for _ in range(8):
+        if isinstance(error, TRANSIENT) or getattr(error, "connection_invalidated", False):
+            return True
+        error = error and (error.__cause__ or error.__context__)
+    return False
+
+
 def post_flow_detail(backend, stack_id, traversal_id, action):
     """Record the traversal in the stack's logbook the way TaskFlow records a
     factory-built flow; each run resumes from the latest detail of it."""
@@ -187,7 +208,18 @@ class JobboardDispatcher(base.Dispatcher):
             detail = post_flow_detail(self._backend, stack_id, traversal_id, action)
             details = job_details(stack_id, traversal_id, action, detail.uuid, self._poster)
             book = tf_models.LogBook(journal.book_name(stack_id), uuid=stack_id)
-            job = board.post(f"{action.lower()} {stack_id}", book=book, details=details)
+            try:
+                job = board.post(f"{action.lower()} {stack_id}", book=book, details=details)
+            except Exception as error:
+                if not transient(error):
+                    raise
+                # The board's session expired (an ensemble without quorum for
+                # longer than it, say) and its client may not have a new one
+                # yet: post once more on a new connection.
+                LOG.warning("stack %s: posting failed (%s); reconnecting", stack_id, error)
+                self._drop_board()
+                job = self._connected_board().post(f"{action.lower()} {stack_id}", book=book,
+                                                   details=details)
         except Exception as error:
             reason = f"Stack {action} could not be posted to {self.url}: {error}"
             if self._leave_to_outbox(stack_id, traversal_id, reason):
@@ -256,6 +288,16 @@ class JobboardDispatcher(base.Dispatcher):
 
     def add_done_callback(self, callback):
         """Traversals end in conductors; Engine.wait polls the database."""
+
+    def _drop_board(self):
+        with self._lock:
+            board, client = self._board, self._client
+            self._board = self._client = None
+        with contextlib.suppress(Exception):
+            board.close()
+        with contextlib.suppress(Exception):
+            client.stop()
+            client.close()
 
     def close(self):
         with self._lock:

@@ -183,9 +183,10 @@ class Workload:
 
     def create(self, value="v1"):
         tag = uuid.uuid4().hex[:6]
+        inner = {"inner.yaml": json.dumps(INNER)}
         for kind, template, files in (("chain-a", chain_template(), None),
                                       ("chain-b", chain_template(), None),
-                                      ("tree", nested_template(), {"inner.yaml": json.dumps(INNER)})):
+                                      ("tree", nested_template(), inner)):
             stack = self.engine.create_stack(f"{kind}-{tag}", template, files=files,
                                              parameters={"value": value})
             self.roots.append(stack.id)
