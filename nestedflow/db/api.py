@@ -54,7 +54,9 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStor
         self.dialect = engine.dialect.name
         #: Where a transaction is one statement: see drivers.one_statement_engine.
         self._single = drivers.tune(engine, CONF.database)
-        fencing.apply_session_limits(engine, *fencing.session_limits(CONF))
+        limits = fencing.session_limits(CONF)
+        fencing.apply_session_limits(engine, *limits)
+        drivers.bound_network_waits(engine, limits[0])
         # oslo.db connected once to test the URL, before the limits were
         # set up: that connection must not be handed out.
         engine.pool.dispose()

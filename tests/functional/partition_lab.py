@@ -163,6 +163,9 @@ class Workload:
         self.cluster = cluster
         self.engine = cluster.engine()
         self.probe = Probe(cluster.db_url)
+        # The scenarios restart the server under it.
+        self.probe.engine.dispose()
+        self.probe.engine = sa.create_engine(cluster.db_url, pool_pre_ping=True)
         self.timeout = timeout
         self.roots = []
         self.heals = []  # (utc time a fault healed, what)
@@ -179,7 +182,8 @@ class Workload:
         for stack in self.tree_stacks():
             self.all_stacks.add(stack["id"])
             # Every stack of every tree, nested ones included.
-            assert (stack["action"], stack["status"]) == (action, "COMPLETE"), dict(stack)
+            assert (stack["action"], stack["status"]) == (action, "COMPLETE"), (
+                dict(stack), self.history(stack["parent_id"]), self.history(stack["id"]))
 
     def create(self, value="v1"):
         tag = uuid.uuid4().hex[:6]
@@ -209,6 +213,12 @@ class Workload:
         with self.probe.engine.connect() as conn:
             return list(conn.execute(sa.select(stacks).where(sa.or_(
                 stacks.c.id.in_(self.roots), stacks.c.root_id.in_(self.roots)))).mappings())
+
+    def history(self, stack_id):
+        """One line per event of ``stack_id``, for a failure's message."""
+        return "\n".join(
+            f"{e['timestamp']} {e['engine_id']} {e['resource_name']} {e['action']} "
+            f"{e['status']} {e['status_reason'][:120]}" for e in self.probe.events(stack_id))
 
     def tree_ids(self):
         return [s["id"] for s in self.tree_stacks()]
@@ -274,22 +284,27 @@ class Workload:
         self.heals.append((utcnow(), what))
 
     def stalls(self):
-        """(tree, seconds, heal) where a tree still running after a heal wrote
-        nothing for longer than STALL_BOUND."""
+        """(tree, seconds, heal) where a tree running when a fault healed
+        wrote nothing for longer than STALL_BOUND before it settled."""
         found = []
         stacks = {s["id"]: s for s in self.tree_stacks()}
         by_root = collections.defaultdict(list)
         for event in self.events():
             root = stacks[event["stack_id"]]["root_id"] or event["stack_id"]
-            by_root[root].append(event["timestamp"])
+            by_root[root].append(event)
         for healed, what in self.heals:
-            for root, times in by_root.items():
-                after = sorted(t for t in times if t >= healed)
-                if not after:
+            for root, events in by_root.items():
+                own = [e for e in events if e["stack_id"] == root and not e["resource_name"]]
+                before = [e for e in own if e["timestamp"] < healed]
+                if not before or before[-1]["status"] != "IN_PROGRESS":
                     continue  # settled before the heal
-                gaps = [(b - a).total_seconds() for a, b in zip([healed, *after], after,
-                                                                 strict=False)]
-                if max(gaps) > STALL_BOUND:
+                settled = next((e["timestamp"] for e in own if e["timestamp"] >= healed
+                                and e["status"] != "IN_PROGRESS"), None)
+                times = sorted(e["timestamp"] for e in events if e["timestamp"] >= healed
+                               and (settled is None or e["timestamp"] <= settled))
+                gaps = [(b - a).total_seconds()
+                        for a, b in zip([healed, *times], times, strict=False)]
+                if gaps and max(gaps) > STALL_BOUND:
                     found.append((root, max(gaps), what))
         return found
 
