@@ -34,7 +34,7 @@ from taskflow import exceptions as tf_exceptions
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions, states
-from nestedflow.db import heartbeats
+from nestedflow.db import heartbeats, retrying
 from nestedflow.dispatch import base, job_schema, zk_security
 from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see below)
     CONDUCTORS,
@@ -205,7 +205,8 @@ class JobboardDispatcher(base.Dispatcher):
     def dispatch(self, stack_id, traversal_id, action):
         try:
             board = self._connected_board()
-            detail = post_flow_detail(self._backend, stack_id, traversal_id, action)
+            detail = retrying.on_disconnect(post_flow_detail)(self._backend, stack_id,
+                                                              traversal_id, action)
             details = job_details(stack_id, traversal_id, action, detail.uuid, self._poster)
             book = tf_models.LogBook(journal.book_name(stack_id), uuid=stack_id)
             try:
@@ -275,8 +276,8 @@ class JobboardDispatcher(base.Dispatcher):
                 posted = self._posted_traversals()
             if traversal_id in posted:
                 continue
-            LOG.warning("stack %s traversal %s: stored by %s, which died before its job "
-                        "was claimed; posting it again", stack_id, traversal_id,
+            LOG.warning("stack %s traversal %s: stored by %s, which died or failed to "
+                        "post it, and never claimed; posting it again", stack_id, traversal_id,
                         dead.rpartition(heartbeats.SEPARATOR)[0])
             self.dispatch(stack_id, traversal_id, action)
             reposted.append(stack_id)
