@@ -57,6 +57,7 @@ def lab():
 def run(lab, tmp_path):
     with one_at_a_time():
         lab.net.reset()
+        lab.net.faults = 0  # counted per scenario
         lab.postgres.ensure_running()
         for i in lab.ensemble.ids:
             if i not in lab.ensemble.processes:
