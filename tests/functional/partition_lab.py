@@ -271,14 +271,25 @@ class Workload:
                 if back is None or event["timestamp"] < back:
                     late.append(("no session", dict(event)))
                     continue
-                # Registered again: a write in a traversal another
-                # conductor wrote in after the lapse is still a late one.
+                # Registered again: a write of the run that lapsed, in a
+                # traversal another conductor took over after the lapse, is
+                # still a late one -- unless that conductor's own claim
+                # lapsed in turn and this one claimed the job again.
+                if event["traversal_id"] not in {
+                        e["traversal_id"] for e in events
+                        if e["engine_id"] == name and e["timestamp"] <= lost}:
+                    continue
                 others = [e for e in events if e["traversal_id"] == event["traversal_id"]
                           and e["engine_id"] not in (None, name)
-                          and lost < e["timestamp"] < event["timestamp"]]
+                          and lost < e["timestamp"] < event["timestamp"]
+                          and not self._lapsed(e["engine_id"], e["timestamp"],
+                                               event["timestamp"])]
                 if others:
                     late.append(("taken over", dict(event)))
         return late
+
+    def _lapsed(self, name, start, end):
+        return any(n == name and start < lost < end for n, lost, _ in self.cluster.lapses)
 
     def heal(self, what):
         self.heals.append((utcnow(), what))
