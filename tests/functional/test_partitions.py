@@ -107,9 +107,9 @@ def lifecycle(run, create=None, update=None, delete=None):
     return objects, made
 
 
-def verdict(run, name, faults, objects, made):
+def verdict(run, name, faults, objects, made, strict=True):
     w, cluster = run.workload, run.cluster
-    late, stalls = w.late_writes(), w.stalls()
+    late, stalls = w.late_writes(strict), w.stalls()
     run.counts.add(stacks=len(w.all_stacks), faults=faults,
                    writes_refused=cluster.refused_writes(), objects_live=objects,
                    objects_made=made, claims_lapsed=len(cluster.lapses),
@@ -175,7 +175,9 @@ def test_zookeeper_ensemble_loses_its_leader_then_its_quorum(run):
         run.workload.heal("quorum back")
 
     objects, made = lifecycle(run, create=leader_lost, update=quorum_lost)
-    verdict(run, "zookeeper ensemble", len(faults), objects, made)
+    # Every session expires together without a quorum: only writes after
+    # another run took over count (conductors.rst, "Not guaranteed").
+    verdict(run, "zookeeper ensemble", len(faults), objects, made, strict=False)
 
 
 def test_postgresql_server_stopped_and_restarted(run):
