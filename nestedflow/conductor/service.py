@@ -37,7 +37,6 @@ import uuid
 from kazoo import exceptions as k_exc
 from kazoo.protocol import states as k_states
 from kazoo.recipe import watchers
-from oslo_db import exception as db_exc
 from taskflow import exceptions as tf_exc
 from taskflow.jobs import base as jobs_base
 
@@ -54,11 +53,6 @@ REFRESH_INTERVAL = 30.0
 CANCEL_POLL = 5.0
 
 
-def _transient(error):
-    """Whether ``error`` says the infrastructure is down, not that the job is bad:
-    such failures do not use up the job's attempts."""
-    return isinstance(error, (db_exc.DBConnectionError, k_exc.ConnectionLoss,
-                              k_exc.SessionExpiredError, tf_exc.JobFailure))
 
 
 class _Run:
@@ -306,7 +300,7 @@ class Conductor:
         except Exception as exc:
             # Never keep a claim we cannot use: hand it back (later).
             LOG.exception("job %s: unexpected error; handing it back", job.uuid)
-            self._abandon(job, refund=_transient(exc), error=jobboard.describe(exc))
+            self._abandon(job, refund=jobboard.transient(exc), error=jobboard.describe(exc))
         finally:
             self.slots.release_reserved()
             with self._lock:
@@ -422,7 +416,7 @@ class Conductor:
         except Exception as exc:
             LOG.warning("job %s: cannot read stack %s (%s); handing the job back",
                         job.uuid, run.stack_id, exc)
-            self._abandon(job, refund=_transient(exc), error=str(exc))
+            self._abandon(job, refund=jobboard.transient(exc), error=str(exc))
             return
         if current != run.traversal_id:
             self._finish(job, f"traversal superseded by {current}")
@@ -443,7 +437,7 @@ class Conductor:
                       else "the flow ended with the stack unsettled")
             LOG.warning("job %s: stack %s still %s_IN_PROGRESS (%s); handing it back",
                         job.uuid, run.stack_id, stack.action, reason)
-            self._abandon(job, refund=error is not None and _transient(error), error=reason)
+            self._abandon(job, refund=error is not None and jobboard.transient(error), error=reason)
 
     # -- job bookkeeping ----------------------------------------------------
 

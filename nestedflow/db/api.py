@@ -54,7 +54,9 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStor
         self.dialect = engine.dialect.name
         #: Where a transaction is one statement: see drivers.one_statement_engine.
         self._single = drivers.tune(engine, CONF.database)
-        fencing.apply_session_limits(engine, *fencing.session_limits(CONF))
+        limits = fencing.session_limits(CONF)
+        fencing.apply_session_limits(engine, *limits)
+        drivers.bound_network_waits(engine, limits[0])
         # oslo.db connected once to test the URL, before the limits were
         # set up: that connection must not be handed out.
         engine.pool.dispose()
@@ -136,4 +138,8 @@ retrying.retry_methods(Database, (
     "lock_resource", "release_lock", "update_resource", "add_replacement",
     "swap_current", "set_edges", "add_event", "add_run_event", "list_events", "beat",
     "engine_alive", "orphaned_stacks", "unposted_stacks", "list_signals", "reach_hook",
-    "hook_pending"))
+    "hook_pending",
+    # Nested stacks are stored by a parent's run: a dropped connection there
+    # must not fail the parent's resource either. An ambiguous commit tried
+    # again finds its own row (stacks.lifecycle.StackLifecycle.create).
+    "create_stack", "read_resource", "count_tree_resources"))

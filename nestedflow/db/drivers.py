@@ -230,3 +230,26 @@ def pool_sqlite_connections(engine, size):
         # BEGIN again even if this one never committed nor rolled back.
         record.info.pop("in_transaction", None)
 
+
+
+def bound_network_waits(engine, idle):
+    """PostgreSQL (psycopg2): a connection whose peer went silent -- a
+    partition, a server host gone -- is given up within about ``idle``
+    seconds instead of TCP's retransmission back-off (which, after a cut of
+    ten seconds, waits several more seconds past the heal before it tries
+    again), and a new connection attempt within 2 s. The statement then
+    fails as a disconnect and db.retrying tries it again on a new
+    connection, so a run goes on within seconds of its link healing
+    (tests/functional/test_partitions.py). Values the URL sets are kept."""
+    if engine.dialect.driver != "psycopg2":
+        return
+    user_timeout_ms = max(1000, int((idle or 10.0) * 1000))
+
+    @sa.event.listens_for(engine, "do_connect")
+    def _bounded(dialect, conn_rec, cargs, cparams):
+        cparams.setdefault("connect_timeout", 2)
+        cparams.setdefault("tcp_user_timeout", user_timeout_ms)
+        cparams.setdefault("keepalives", 1)
+        cparams.setdefault("keepalives_idle", max(1, user_timeout_ms // 2000))
+        cparams.setdefault("keepalives_interval", 1)
+        cparams.setdefault("keepalives_count", 3)

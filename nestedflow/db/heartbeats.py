@@ -66,14 +66,16 @@ class HeartbeatStore:
 
     def _is_dead(self, table):
         """SQL: the engine of heartbeat row ``table`` missed its beats."""
-        seconds = table.c.report_interval * MISSED_BEATS
+        return self._older_than(table.c.updated_at, table.c.report_interval * MISSED_BEATS)
+
+    def _older_than(self, column, seconds):
+        """SQL: ``column`` is more than ``seconds`` (an expression) ago."""
         if self.dialect == "postgresql":
-            return table.c.updated_at < self._clock() - sa.func.make_interval(
-                0, 0, 0, 0, 0, 0, seconds)
+            return column < self._clock() - sa.func.make_interval(0, 0, 0, 0, 0, 0, seconds)
         if self.dialect in ("mysql", "mariadb"):
-            return table.c.updated_at < sa.func.timestampadd(
+            return column < sa.func.timestampadd(
                 sa.text("MICROSECOND"), sa.cast(-seconds * 1000000, sa.Integer), self._clock())
-        return (sa.func.julianday(table.c.updated_at)
+        return (sa.func.julianday(column)
                 < sa.func.julianday(self._clock()) - seconds / 86400.0)
 
     def engine_alive(self, engine_id):
@@ -97,8 +99,22 @@ class HeartbeatStore:
         """The same for the stacks a jobboard engine stored (owner
         ``<engine id>@unposted``, until a conductor claims the job) and
         then died: perhaps before it posted their job. Rows are (stack id,
-        traversal, action, owner)."""
-        return self._dead_engines_stacks(self._owner_like(f"%{SEPARATOR}{UNPOSTED}"))
+        traversal, action, owner).
+
+        Also those whose live engine stored them more than three of its
+        beats ago and has not had them claimed: its post failed and the
+        run that would have retried it is gone -- a database down under
+        the post, the run taken over by a conductor that finds the child
+        its predecessor stored and waits for it (tests/functional/
+        test_partitions.py). :meth:`JobboardDispatcher.repost` posts them
+        unless the board already holds their job.
+        """
+        stacks = models.Stack.__table__
+        return self._dead_engines_stacks(
+            self._owner_like(f"%{SEPARATOR}{UNPOSTED}"),
+            stale=self._older_than(sa.func.coalesce(stacks.c.updated_at, stacks.c.created_at),
+                                   models.EngineHeartbeat.__table__.c.report_interval
+                                   * MISSED_BEATS))
 
     def take_over_unposted(self, stack_id, traversal_id, owner, new_owner):
         """Make ``new_owner`` the one to post the traversal a dead engine
@@ -115,7 +131,7 @@ class HeartbeatStore:
     def _owner_like(pattern):
         return models.Stack.__table__.c.traversal_owner.like(pattern)
 
-    def _dead_engines_stacks(self, *owner_conditions):
+    def _dead_engines_stacks(self, *owner_conditions, stale=sa.false()):
         stacks, beats = models.Stack.__table__, models.EngineHeartbeat.__table__
         engine_of_run = stacks.c.traversal_owner.like(beats.c.id + SEPARATOR + "%")
         query = (sa.select(stacks.c.id, stacks.c.current_traversal, stacks.c.action,
@@ -123,7 +139,7 @@ class HeartbeatStore:
                  .outerjoin(beats, engine_of_run)
                  .where(stacks.c.status == states.IN_PROGRESS, stacks.c.deleted_at.is_(None),
                         *owner_conditions,
-                        sa.or_(beats.c.id.is_(None), self._is_dead(beats)))
+                        sa.or_(beats.c.id.is_(None), self._is_dead(beats), stale))
                  .order_by(stacks.c.nested_depth.desc(), stacks.c.created_at))
         with self._single.connect() as conn:
             return [tuple(row) for row in conn.execute(query)]

@@ -18,11 +18,35 @@ is resumed from its journal) -- never a write applied twice.
 import functools
 
 from oslo_db import api as oslo_db_api
+from sqlalchemy import exc as sa_exc
 
-#: Attempts after the first, and the first pause (doubling up to the max).
-MAX_RETRIES = 5
+#: Attempts after the first, and the first pause (doubling up to the max):
+#: about 35 s of retries, so that a database restarted, or cut off from a
+#: conductor for longer than its ZooKeeper session, is waited for by the
+#: runs in flight rather than failing their resources -- which would roll
+#: their stacks back (tests/functional/test_partitions.py). A run that
+#: lost its claim meanwhile is fenced when its write finally goes through.
+MAX_RETRIES = 20
 RETRY_INTERVAL = 0.2
 MAX_RETRY_INTERVAL = 2.0
+
+
+#: PostgreSQL's SQLSTATEs of a server shutting down or starting up.
+_SERVER_GOING = {"57P01", "57P02", "57P03"}
+
+
+def _cannot_connect(error):
+    """A connection psycopg2 could not make or keep that oslo.db's filters
+    leave untranslated ("the database system is shutting down" while the
+    server stops): the same disconnect. Not a lock or statement timeout,
+    which have SQLSTATEs of their own."""
+    for _ in range(3):  # TaskFlow's storage wraps it in StorageFailure
+        orig = getattr(error, "orig", None)
+        if (isinstance(error, sa_exc.OperationalError) and hasattr(orig, "pgcode")
+                and (orig.pgcode is None or orig.pgcode in _SERVER_GOING)):
+            return True
+        error = error and error.__cause__
+    return False
 
 
 def on_disconnect(method):
@@ -30,7 +54,7 @@ def on_disconnect(method):
     wrapped = oslo_db_api.wrap_db_retry(
         max_retries=MAX_RETRIES, retry_interval=RETRY_INTERVAL,
         max_retry_interval=MAX_RETRY_INTERVAL, inc_retry_interval=True,
-        retry_on_disconnect=True)(method)
+        retry_on_disconnect=True, exception_checker=_cannot_connect)(method)
     return functools.wraps(method)(wrapped)
 
 

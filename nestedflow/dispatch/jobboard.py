@@ -28,11 +28,13 @@ import uuid
 
 from kazoo import exceptions as k_exceptions
 from kazoo.protocol import paths as k_paths
+from oslo_db import exception as db_exc
+from sqlalchemy import exc as sa_exc
 from taskflow import exceptions as tf_exceptions
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions, states
-from nestedflow.db import heartbeats, models
+from nestedflow.db import heartbeats, models, retrying
 from nestedflow.dispatch import base, job_schema, zk_security
 from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see below)
     CONDUCTORS,
@@ -127,6 +129,25 @@ def refusal(details, db=None):
     return reason
 
 
+#: Errors saying the infrastructure is down, not that a job is bad.
+TRANSIENT = (db_exc.DBConnectionError, k_exceptions.ConnectionLoss,
+             k_exceptions.SessionExpiredError, tf_exceptions.JobFailure,
+             sa_exc.OperationalError)
+
+
+def transient(error):
+    """Whether ``error`` (or what it was raised from) says the infrastructure
+    is down: such failures do not use up a job's attempts. SQLAlchemy's own
+    count, where oslo.db's filters do not translate them: a PostgreSQL
+    server restarting for a few seconds used up every attempt of the jobs
+    in flight (tests/functional/test_partitions.py)."""
+    for _ in range(8):
+        if isinstance(error, TRANSIENT) or getattr(error, "connection_invalidated", False):
+            return True
+        error = error and (error.__cause__ or error.__context__)
+    return False
+
+
 def post_flow_detail(backend, stack_id, traversal_id, action):
     """Record the traversal in the stack's logbook the way TaskFlow records a
     factory-built flow; each run resumes from the latest detail of it."""
@@ -184,14 +205,28 @@ class JobboardDispatcher(base.Dispatcher):
     def dispatch(self, stack_id, traversal_id, action):
         try:
             board = self._connected_board()
-            detail = post_flow_detail(self._backend, stack_id, traversal_id, action)
+            detail = retrying.on_disconnect(post_flow_detail)(self._backend, stack_id,
+                                                              traversal_id, action)
             details = job_details(stack_id, traversal_id, action, detail.uuid, self._poster)
             book = tf_models.LogBook(journal.book_name(stack_id), uuid=stack_id)
-            job = board.post(f"{action.lower()} {stack_id}", book=book, details=details)
+            try:
+                job = board.post(f"{action.lower()} {stack_id}", book=book, details=details)
+            except Exception as error:
+                if not transient(error):
+                    raise
+                # The board's session expired (an ensemble without quorum for
+                # longer than it, say) and its client may not have a new one
+                # yet: post once more on a new connection.
+                LOG.warning("stack %s: posting failed (%s); reconnecting", stack_id, error)
+                self._drop_board()
+                job = self._connected_board().post(f"{action.lower()} {stack_id}", book=book,
+                                                   details=details)
         except Exception as error:
+            reason = f"Stack {action} could not be posted to {self.url}: {error}"
+            if self._leave_to_outbox(stack_id, traversal_id, reason):
+                return
             # Nobody would ever run this traversal: say so on the stack
             # rather than leave it IN_PROGRESS for ever.
-            reason = f"Stack {action} could not be posted to {self.url}: {error}"
             LOG.error("stack %s: %s", stack_id, reason)
             values = {}
             if action in (states.CREATE, states.ADOPT):
@@ -204,6 +239,33 @@ class JobboardDispatcher(base.Dispatcher):
             raise exceptions.NestedflowError(reason) from error
         LOG.info("stack %s: posted %s traversal %s as job %s", stack_id, action,
                  traversal_id, job.uuid)
+
+    def _leave_to_outbox(self, stack_id, traversal_id, reason):
+        """A nested stack's job is posted by a run of its parent, on a
+        conductor that may just have been cut off from ZooKeeper -- and so
+        have lost the parent's claim to a run on another conductor, which
+        waits for this child (a re-run finds the child it made and does not
+        post it again). Failing the child would fail that run, and would be
+        a write by a run that no longer owns its work. So the child stays
+        IN_PROGRESS and its outbox mark is handed, by compare-and-swap on
+        this engine's own mark, to an engine that does not beat: any live
+        engine with a jobboard posts it at its next beat (:meth:`repost`).
+        Returns False for a top-level stack, whose poster is told instead.
+        """
+        mark = getattr(self._db, "queued_owner", None)
+        try:
+            if mark is None or not self._db.get_stack(stack_id).parent_id:
+                return False
+            engine_id = mark.rpartition(heartbeats.SEPARATOR)[0]
+            orphan = f"{engine_id}.lost{heartbeats.SEPARATOR}{heartbeats.UNPOSTED}"
+            handed = self._db.take_over_unposted(stack_id, traversal_id, mark, orphan)
+        except Exception as error:
+            LOG.warning("stack %s: could not leave its job to the outbox: %s", stack_id, error)
+            return False
+        LOG.warning("stack %s: %s; %s", stack_id, reason,
+                    "left to the outbox (a live engine posts it)" if handed
+                    else "its traversal is no longer this engine's to post")
+        return True
 
     def repost(self, owner):
         """Post the jobs of the traversals dead engines stored and perhaps
@@ -220,8 +282,8 @@ class JobboardDispatcher(base.Dispatcher):
                 posted = self._posted_traversals()
             if traversal_id in posted:
                 continue
-            LOG.warning("stack %s traversal %s: stored by %s, which died before its job "
-                        "was claimed; posting it again", stack_id, traversal_id,
+            LOG.warning("stack %s traversal %s: stored by %s, which died or failed to "
+                        "post it, and never claimed; posting it again", stack_id, traversal_id,
                         dead.rpartition(heartbeats.SEPARATOR)[0])
             self.dispatch(stack_id, traversal_id, action)
             reposted.append(stack_id)
@@ -247,6 +309,16 @@ class JobboardDispatcher(base.Dispatcher):
 
     def add_done_callback(self, callback):
         """Traversals end in conductors; Engine.wait polls the database."""
+
+    def _drop_board(self):
+        with self._lock:
+            board, client = self._board, self._client
+            self._board = self._client = None
+        with contextlib.suppress(Exception):
+            board.close()
+        with contextlib.suppress(Exception):
+            client.stop()
+            client.close()
 
     def close(self):
         with self._lock:

@@ -22,6 +22,12 @@ class NestedStackResource(base.Resource):
 
     dynamic_attributes = True
     waits_for_stacks = True
+    #: An update is the child stack's own update to the new template, which
+    #: converges whatever an interrupted one left: resumed in place, not
+    #: replaced -- as Heat, whose StackResource._needs_update always issues
+    #: the nested update (heat/engine/resources/stack_resource.py). A
+    #: conductor cut off mid-update used to replace whole nested trees.
+    update_resumable = True
     #: ResourceGroup names members by index: errors read ``resources[2]``.
     indexed_members = False
 

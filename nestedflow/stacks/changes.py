@@ -35,9 +35,19 @@ def decide(registry, row, new_type, properties, fingerprint):
     if row.action == states.INIT or (row.action, row.status) == (states.DELETE,
                                                                  states.COMPLETE):
         return CREATE
-    if row.status != states.COMPLETE or row.type != new_type:
+    if row.type != new_type:
         return REPLACE
     plugin_cls = registry.get(row.type)
+    if row.status != states.COMPLETE:
+        # Heat's StackResource._needs_update never replaces a nested stack
+        # whose update failed or was cut short (a superseded child update,
+        # a conductor cut off): it issues the nested update again, which
+        # converges whatever the last one left
+        # (heat/engine/resources/stack_resource.py).
+        if (plugin_cls.waits_for_stacks and row.physical_id
+                and row.action == states.UPDATE):
+            return UPDATE
+        return REPLACE
     if plugin_cls.replace_on_every_update:
         return REPLACE
     old = row.properties_data or {}

@@ -8,6 +8,8 @@ its own stack row, traversal and job.
 import re
 import uuid
 
+from oslo_db import exception as db_exc
+
 from nestedflow import exceptions, states
 from nestedflow.conf import CONF
 from nestedflow.db import requests
@@ -66,7 +68,30 @@ class StackLifecycle:
         traversal_id = str(uuid.uuid4())
         dependencies = definition.dependencies()
         action = states.CREATE if adopt is None else states.ADOPT
-        stack = self.db.create_stack(
+        try:
+            stack = self._store_new(definition, dependencies, name, stack_id, traversal_id,
+                                    disable_rollback, timeout, parent, context, files,
+                                    parameters, adopt, action)
+        except db_exc.DBDuplicateEntry:
+            if parent is None:
+                raise
+            # The INSERT was tried again (db.retrying) after its first commit
+            # reached the server: that row is this one, still to be posted.
+            stack = self.db.get_stack(stack_id)
+            if stack.traversal_owner == self.db.queued_owner:
+                self._dispatch(stack_id, stack.current_traversal, action)
+            return stack
+        if self.on_created is not None:
+            self.on_created(stack_id, action, states.IN_PROGRESS, stack)
+        self._record_request(stack_id, traversal_id, stack.request_context)
+        self._dispatch(stack_id, traversal_id, action)
+        return stack
+
+    def _store_new(self, definition, dependencies, name, stack_id, traversal_id,
+                   disable_rollback, timeout, parent, context, files, parameters, adopt,
+                   action):
+        depth = 0 if parent is None else parent.depth + 1
+        return self.db.create_stack(
             stack_values={
                 "id": stack_id,
                 "name": name,
@@ -93,11 +118,6 @@ class StackLifecycle:
             unique_name=parent is None,
             fence=parent.fence if parent else None,
         )
-        if self.on_created is not None:
-            self.on_created(stack_id, action, states.IN_PROGRESS, stack)
-        self._record_request(stack_id, traversal_id, stack.request_context)
-        self._dispatch(stack_id, traversal_id, action)
-        return stack
 
     # -- update -------------------------------------------------------------
 

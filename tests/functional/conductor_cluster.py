@@ -99,9 +99,10 @@ class Cluster:
         if name in self.conductors:
             # A restart under the same name keeps the earlier log too.
             log_path = self.tmp_path / f"{name}-{uuid.uuid4().hex[:4]}.log"
-        cmd = [sys.executable, "-m", "nestedflow.conductor",
-               "--db-url", self.db_url, "--jobboard-url", self.jobboard_url,
-               "--transport-url", TRANSPORT_URL,
+        db_url, jobboard_url, transport_url = self.conductor_urls(name)
+        cmd = [*self.command_prefix(name), sys.executable, "-m", "nestedflow.conductor",
+               "--db-url", db_url, "--jobboard-url", jobboard_url,
+               "--transport-url", transport_url,
                "--name", name, "--session-timeout", str(SESSION_TIMEOUT),
                "--job-slots", str(job_slots), "--workers", str(workers),
                "--log-file", str(log_path), *extra]
@@ -118,6 +119,14 @@ class Cluster:
         if wait:
             self.wait_registered(conductor)
         return conductor
+
+    def conductor_urls(self, name):
+        """The database, jobboard and transport URLs conductor ``name`` uses."""
+        return self.db_url, self.jobboard_url, TRANSPORT_URL
+
+    def command_prefix(self, name):
+        """What runs conductor ``name``'s command (on another host, say)."""
+        return []
 
     def start_many(self, names, **kwargs):
         started = [self.start(name, wait=False, **kwargs) for name in names]

@@ -370,3 +370,20 @@ def test_engines_starting_together_all_record_their_heartbeat(db_url):
     finally:
         for db in dbs:
             db.dispose()
+
+
+def test_postgresql_connections_give_up_on_a_silent_peer(pg_url):
+    """A connection across a partition waits for TCP's back-off, several
+    seconds past the heal, unless the client bounds it: every connection
+    sets libpq's connect, user and keepalive timeouts (the idle-transaction
+    bound), so the statement fails as a disconnect and is tried again on a
+    new connection (tests/functional/test_partitions.py)."""
+    db = api.Database(pg_url)
+    try:
+        with db._engine.connect() as conn:
+            params = conn.connection.dbapi_connection.get_dsn_parameters()
+    finally:
+        db.dispose()
+    assert params["connect_timeout"] == "2"
+    assert int(params["tcp_user_timeout"]) >= 1000
+    assert params["keepalives"] == "1"

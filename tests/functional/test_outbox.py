@@ -14,11 +14,13 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 
 import pytest
 from conductor_cluster import TRANSPORT_URL, wait_for
 from test_conductor_crashes import assert_exactly_once, starts
 
+import nestedflow
 from nestedflow.conf import CONF
 
 pytestmark = pytest.mark.functional
@@ -173,3 +175,36 @@ def test_an_engine_that_posted_leaves_no_mark_for_others(cluster, probe, stack_n
     stack = engine.wait(engine.create_stack(stack_name, TEMPLATE).id, timeout=60)
     assert stack.status == "COMPLETE", stack.status_reason
     assert not (_owner(probe, stack.id) or "").endswith("@unposted")
+
+
+def test_a_nested_stack_whose_job_cannot_be_posted_is_left_to_the_outbox(
+        cluster, probe, stack_name, short_heartbeat):
+    """A run posts its nested stacks' jobs itself. Its conductor cut off
+    from ZooKeeper (tests/functional/test_partitions.py) cannot, and by
+    then may have lost its parent's claim to a run elsewhere that waits on
+    the child it made: the child used to be failed by the cut-off run (a
+    write after its claim lapsed, which failed the new run too). It stays
+    IN_PROGRESS, handed to the outbox, and a live engine posts it."""
+    from nestedflow.stacks.children import ParentLink
+
+    engine = _engine_with_heartbeat(cluster)
+    parent = engine.create_stack(stack_name, TEMPLATE)
+    cut_off = nestedflow.Engine(db_url=cluster.db_url,
+                                jobboard_url=f"zookeeper://127.0.0.1:1{cluster.root}")
+    try:
+        child = cut_off.stacks.create(
+            f"{stack_name}-child", TEMPLATE, stack_id=str(uuid.uuid4()),
+            parent=ParentLink(stack_id=parent.id, root_id=parent.id, resource_name="child",
+                              depth=0))
+    finally:
+        cut_off.close()
+    row = probe.stack(child.id)
+    assert (row["action"], row["status"]) == ("CREATE", "IN_PROGRESS"), row["status_reason"]
+    assert row["traversal_owner"].endswith(".lost@unposted"), row["traversal_owner"]
+    assert [e for e in probe.events(child.id) if e["status"] == "FAILED"] == []
+
+    cluster.start("c1", extra=short_heartbeat)  # beats: posts what the outbox holds
+    for stack_id in (child.id, parent.id):
+        final = engine.wait(stack_id, timeout=60)
+        assert (final.action, final.status) == ("CREATE", "COMPLETE"), final.status_reason
+        _assert_created_once(probe, stack_id)

@@ -31,3 +31,27 @@ def test_an_embedded_engine_runs_traversals_in_its_own_slots(sqlite_engine):
     assert isinstance(sqlite_engine._dispatcher, LocalDispatcher)
     assert sqlite_engine.runtime.slots is not None
     assert sqlite_engine._dispatcher.runs_in_process
+
+
+def test_database_outages_do_not_use_up_a_jobs_attempts():
+    """SQLAlchemy's own connection errors, raised where oslo.db's filters do
+    not translate them and wrapped or not, are the infrastructure's: a
+    PostgreSQL restart used to use up every attempt of the jobs in flight
+    (tests/functional/test_partitions.py)."""
+    import sqlalchemy.exc as sa_exc
+    from oslo_db import exception as db_exc
+
+    from nestedflow.dispatch import jobboard
+
+    refused = sa_exc.OperationalError("SELECT 1", {}, Exception("connection refused"))
+    try:
+        try:
+            raise refused
+        except sa_exc.OperationalError as error:
+            raise RuntimeError("the run failed") from error
+    except RuntimeError as wrapped:
+        assert jobboard.transient(wrapped)
+    assert jobboard.transient(refused)
+    assert jobboard.transient(db_exc.DBConnectionError())
+    assert not jobboard.transient(ValueError("a bad template"))
+    assert not jobboard.transient(sa_exc.IntegrityError("INSERT", {}, Exception("dup")))
