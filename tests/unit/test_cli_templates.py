@@ -45,10 +45,11 @@ def test_version_list():
     code, out, err = run("template", "version", "list", "-f", "json")
     assert code == 0, err
     rows = json.loads(out)
+    # Aliases as a list, as Heat's list_template_versions answers them.
     assert rows[0] == {"Version": "heat_template_version.2013-05-23", "Type": "hot",
-                       "Aliases": ""}
+                       "Aliases": []}
     assert rows[-1] == {"Version": "heat_template_version.2021-04-16", "Type": "hot",
-                        "Aliases": "heat_template_version.wallaby"}
+                        "Aliases": ["heat_template_version.wallaby"]}
 
 
 def test_function_list_per_version():
@@ -76,5 +77,6 @@ def test_output_show_has_heats_output_error(tmp_path):
     code, out, err = run("--db-url", db, "stack", "output", "show", "s", "bad", "-f", "json")
     assert code == 0, err
     assert json.loads(out) == {"output_key": "bad", "output_value": None,
+                               "description": "No description given",
                                "output_error": "outputs.bad.str_split: index 7 is not "
                                                "between 0 and 1"}
