@@ -41,7 +41,7 @@ class _MemberGroup(ResourceGroup):
     def member_attribute_names(self, definitions, files):
         names = set()
         for _, definition in definitions:
-            names.update(self._member_attributes(definition["type"], files))
+            names.update(self.member_attributes(definition["type"], files))
         return sorted(names)
 
     def members(self, properties):
