@@ -92,6 +92,9 @@ class Previews:
             None, child_name, depth=depth)
 
     def _plugin(self, plugin_cls, name, type_name, properties, parent, row=None):
+        """``parent``: what the resource's stack is built from -- anything
+        with ``template.environment`` and ``template.files`` (a loaded
+        definition, or :meth:`_stored_parent`)."""
         data = ((row.attr_data or {}).get("data") or {}) if row is not None else {}
         context = base.ActionContext(
             stack_id=row.stack_id if row is not None else "",
@@ -103,6 +106,16 @@ class Previews:
             children=ChildReads(self.registry, parent.template.environment,
                                 parent.template.files or {}))
         return plugin_cls(name, properties, context)
+
+    def _stored_parent(self, stack_id):
+        """The stack's stored environment and files, as a plugin's child
+        reads want them (the stored environment is what a run hands too:
+        stacks.children.ChildStacks.child_environment)."""
+        import types
+
+        stored = self.db.get_template(self.db.get_stack(stack_id).raw_template_id)
+        return types.SimpleNamespace(template=types.SimpleNamespace(
+            environment=stored.environment, files=stored.files or {}))
 
     def resource_attributes(self, stack_id, name, names=None):
         """The current resource's attribute values (its schema's, or ``names``):
@@ -122,7 +135,8 @@ class Previews:
             try:
                 if plugin is None:
                     plugin = self._plugin(plugin_cls, name, row.type,
-                                          dict(row.properties_data or {}), row)
+                                          dict(row.properties_data or {}),
+                                          self._stored_parent(stack_id), row)
                 result[attr] = plugin.get_attribute(attr)
             except Exception:  # a plugin that needs a live child stack or cloud
                 result[attr] = None

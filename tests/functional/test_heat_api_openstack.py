@@ -137,7 +137,8 @@ def _snapshot_abandon_adopt_delete(heat, stack_name, stack_id, tmp_path, full):
             "POST", f"/stacks/{stack_name}/{stack_id}/snapshots/{snapshot['ID']}/restore")
         assert status == 202, body
     restored = heat.wait_settled(stack_name)
-    assert restored["stack_status"] == "UPDATE_COMPLETE", restored
+    # Heat's Stack.restore ends RESTORE_COMPLETE.
+    assert restored["stack_status"] == "RESTORE_COMPLETE", restored
     assert restored["outputs"][0]["output_value"] == "three"
 
     # Abandon leaves the objects; adopt takes them over under a new stack.
@@ -154,7 +155,8 @@ def _snapshot_abandon_adopt_delete(heat, stack_name, stack_id, tmp_path, full):
         status, body = heat.request("POST", "/stacks", {
             "stack_name": adopted_name, "adopt_stack_data": abandon_file.read_text()})
         assert status == 201, body
-    heat.wait_settled(adopted_name)
+    # Heat's Stack.adopt ends ADOPT_COMPLETE.
+    assert heat.wait_settled(adopted_name)["stack_status"] == "ADOPT_COMPLETE"
     status, body = heat.request("GET", f"/stacks/{adopted_name}/resources", follow=True)
     adopted = {r["resource_name"]: r["physical_resource_id"] for r in body["resources"]}
     assert adopted == {name: r["resource_id"] for name, r in abandoned["resources"].items()}
