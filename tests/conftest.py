@@ -40,21 +40,27 @@ def reset_database(url):
     return private
 
 
+def drop_database(url, name):
+    """Drop database ``name`` on the server of ``url`` (its sessions ended first)."""
+    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            if admin.dialect.name == "postgresql":
+                conn.exec_driver_sql(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    f"WHERE datname = '{name}' AND pid <> pg_backend_pid()")
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+    finally:
+        admin.dispose()
+
+
 def pytest_sessionfinish(session, exitstatus):
     for url, private in _PRIVATE.items():
         name = sa.engine.make_url(private).database
-        admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
         try:
-            with admin.connect() as conn:
-                if admin.dialect.name == "postgresql":
-                    conn.exec_driver_sql(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                        f"WHERE datname = '{name}' AND pid <> pg_backend_pid()")
-                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+            drop_database(url, name)
         except sa.exc.SQLAlchemyError as error:
             print(f"could not drop test database {name}: {error}")
-        finally:
-            admin.dispose()
 
 
 @pytest.fixture
@@ -133,16 +139,7 @@ def fresh_database():
 
     yield make
     for base, name in made:
-        admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
-        try:
-            with admin.connect() as conn:
-                if admin.dialect.name == "postgresql":
-                    conn.exec_driver_sql(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                        f"WHERE datname = '{name}' AND pid <> pg_backend_pid()")
-                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
-        finally:
-            admin.dispose()
+        drop_database(base, name)
 
 
 @pytest.fixture(params=["sqlite", "postgresql", "mysql"])

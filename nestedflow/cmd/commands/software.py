@@ -16,13 +16,11 @@ import json
 from nestedflow.cmd.commands import bases, columns, failures, tables
 
 
-def _load_file(path, what):
-    import yaml
-
+def _read(path, what):
     from nestedflow.cmd.commands import templates
 
     with open(templates.existing_file(path, what), encoding="utf-8") as f:
-        return f.read(), yaml
+        return f.read()
 
 # -- configs -------------------------------------------------------------------
 
@@ -52,7 +50,9 @@ class CreateConfig(bases.ShowOne):
 
         definition = {}
         if parsed_args.definition_file:
-            text, yaml = _load_file(parsed_args.definition_file, "definition")
+            import yaml
+
+            text = _read(parsed_args.definition_file, "definition")
             try:
                 definition = yaml.safe_load(text) or {}
             except yaml.YAMLError as error:
@@ -62,7 +62,7 @@ class CreateConfig(bases.ShowOne):
                                    "mapping of inputs, outputs and options")
         config = ""
         if parsed_args.config_file:
-            config, _ = _load_file(parsed_args.config_file, "config")
+            config = _read(parsed_args.config_file, "config")
         properties = {"group": parsed_args.group, "config": config,
                       "inputs": definition.get("inputs", []),
                       "outputs": definition.get("outputs", []),
