@@ -110,11 +110,17 @@ class HeartbeatStore:
         unless the board already holds their job.
         """
         stacks = models.Stack.__table__
+        patience = models.EngineHeartbeat.__table__.c.report_interval * MISSED_BEATS
+        # A live engine that took the mark over is posting it now: its
+        # clock starts again then (two conductors beating together saw the
+        # stored time alone and both posted the job).
         return self._dead_engines_stacks(
             self._owner_like(f"%{SEPARATOR}{UNPOSTED}"),
-            stale=self._older_than(sa.func.coalesce(stacks.c.updated_at, stacks.c.created_at),
-                                   models.EngineHeartbeat.__table__.c.report_interval
-                                   * MISSED_BEATS))
+            stale=sa.and_(
+                self._older_than(sa.func.coalesce(stacks.c.updated_at, stacks.c.created_at),
+                                 patience),
+                sa.or_(stacks.c.outbox_taken_at.is_(None),
+                       self._older_than(stacks.c.outbox_taken_at, patience))))
 
     def take_over_unposted(self, stack_id, traversal_id, owner, new_owner):
         """Make ``new_owner`` the one to post the traversal a dead engine
@@ -125,7 +131,7 @@ class HeartbeatStore:
                 sa.update(stacks)
                 .where(stacks.c.id == stack_id, stacks.c.current_traversal == traversal_id,
                        stacks.c.traversal_owner == owner)
-                .values(traversal_owner=new_owner)).rowcount == 1
+                .values(traversal_owner=new_owner, outbox_taken_at=self._clock())).rowcount == 1
 
     @staticmethod
     def _owner_like(pattern):

@@ -42,6 +42,10 @@ stacks = sa.Table(
     # The run (job claim) of the current traversal allowed to write: a
     # conductor that lost its claim while paused is fenced off by this.
     sa.Column("traversal_owner", sa.String(64)),
+    # When a live engine last took an unposted traversal over to post it
+    # (the outbox): restarts the clock after which that post counts as
+    # failed, so a second engine does not post it again meanwhile.
+    sa.Column("outbox_taken_at", Timestamp),
     # "rollback" or "stop" while a cancel of the current traversal is pending.
     sa.Column("cancel_requested", sa.String(16)),
     # Bumped on every state write: a writer that read an older value lost.

@@ -1,5 +1,6 @@
 """The state database: connection handling, and resource writes with their events."""
 
+import datetime
 import threading
 import time
 import uuid
@@ -387,3 +388,43 @@ def test_postgresql_connections_give_up_on_a_silent_peer(pg_url):
     assert params["connect_timeout"] == "2"
     assert int(params["tcp_user_timeout"]) >= 1000
     assert params["keepalives"] == "1"
+
+
+def test_an_outbox_mark_taken_over_is_not_taken_again_while_its_taker_posts(
+        engine, stack_name):
+    """The outbox (db/heartbeats.py): a traversal a dead engine stored and
+    perhaps never posted is listed by ``unposted_stacks`` for live engines
+    to take over and post. Once one took it over, the others must leave it
+    alone while that engine lives and may still be posting it -- two
+    conductors beating together both posted the job when the stack's
+    stored time alone said its post was overdue -- and take it again only
+    when that post is overdue in turn (the taker's post failed)."""
+    template = {"heat_template_version": "2018-08-31",
+                "resources": {"x": {"type": "OS::Heat::None"}}}
+    stack = engine.db.get_stack(engine.wait(engine.create_stack(stack_name, template).id,
+                                            timeout=60).id)
+    db, stacks = engine.db, models.Stack.__table__
+    dead, taker = f"gone-{uuid.uuid4().hex[:8]}@unposted", f"taker-{uuid.uuid4().hex[:8]}"
+    long_ago = models.utcnow() - datetime.timedelta(hours=1)
+    with db._engine.begin() as conn:
+        conn.execute(sa.update(stacks).where(stacks.c.id == stack.id).values(
+            status="IN_PROGRESS", traversal_owner=dead, updated_at=long_ago))
+
+    def listed():
+        return [row for row in db.unposted_stacks() if row[0] == stack.id]
+
+    try:
+        db.beat(taker, "host", 1, 0.2)
+        assert listed() == [(stack.id, stack.current_traversal, "CREATE", dead)]
+        assert db.take_over_unposted(stack.id, stack.current_traversal, dead, f"{taker}@unposted")
+        assert not db.take_over_unposted(stack.id, stack.current_traversal, dead, "other@unposted")
+        db.beat(taker, "host", 1, 0.2)
+        assert listed() == []
+        time.sleep(0.8)  # past three of the taker's beats: its post is overdue
+        db.beat(taker, "host", 1, 0.2)
+        assert listed() == [(stack.id, stack.current_traversal, "CREATE", f"{taker}@unposted")]
+    finally:
+        db.forget_engine(taker)
+        with db._engine.begin() as conn:
+            conn.execute(sa.update(stacks).where(stacks.c.id == stack.id).values(
+                status="COMPLETE", traversal_owner=None))
