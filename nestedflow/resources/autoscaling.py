@@ -260,12 +260,11 @@ class AutoScalingGroup(nested.NestedStackResource):
         return None
 
 
-class ScalingPolicy(base.Resource):
+class ScalingPolicy(base.DatabaseOnlyResource):
     """A scaling policy: its signal (``signal_url``) resizes its group by
     ``scaling_adjustment`` of ``adjustment_type``, outside the cooldown."""
 
-    side_effects = False
-    update_resumable = True
+    id_prefix = "policy:"
     properties_schema = {
         "auto_scaling_group_id": Property(Types.STRING, "AutoScaling group ID to apply "
                                           "policy to.", required=True),
@@ -296,26 +295,6 @@ class ScalingPolicy(base.Resource):
                 f"min_adjustment_step property should only be specified for "
                 f"adjustment_type with value {PERCENT}.",
                 path=f"{path}.min_adjustment_step")
-
-    def create(self):
-        import uuid
-
-        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"policy:{self.context.create_key}"))
-
-    def update(self, new_properties, old_properties):
-        self.properties = new_properties
-
-    def delete(self):
-        pass
-
-    def check(self):
-        pass
-
-    def suspend(self):
-        pass
-
-    def resume(self):
-        pass
 
     def get_attribute(self, name):
         from nestedflow.resources.wait_condition import signal_url

@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import threading
 import typing
+import uuid
 
 from nestedflow import exceptions
 from nestedflow.resources import schema
@@ -280,6 +281,41 @@ class Resource(abc.ABC):
         None for most types; nested stacks digest the template file they use.
         """
         return None
+
+
+class DatabaseOnlyResource(Resource):
+    """A type whose actions change nothing outside nestedflow's database:
+    the row the engine keeps is the whole resource (``OS::Heat::None``,
+    a scaling policy, a deployed server Heat does not manage).
+
+    Its physical id is derived from the create key, so a re-run create
+    returns the same id; an update only stores the new properties, so it
+    can be run again after a crash; the other actions have nothing to do.
+    """
+
+    side_effects = False
+    update_resumable = True
+    #: Put before the create key in the physical id's name, so two types
+    #: created by one resource (a replacement of another type) differ.
+    id_prefix: typing.ClassVar[str] = ""
+
+    def create(self):
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, self.id_prefix + self.context.create_key))
+
+    def update(self, new_properties, old_properties):
+        self.properties = new_properties
+
+    def delete(self):
+        pass
+
+    def check(self):
+        pass
+
+    def suspend(self):
+        pass
+
+    def resume(self):
+        pass
 
 
 class StoredObjectResource(Resource):

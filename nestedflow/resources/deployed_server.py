@@ -9,7 +9,6 @@ server's metadata -- empty here, as nestedflow makes no polling
 credentials (no keystone user, signed URL or queue).
 """
 
-import uuid
 
 from nestedflow.resources import base
 from nestedflow.resources.schema import Attribute, Property, Types
@@ -18,7 +17,7 @@ from nestedflow.template import constraints
 TRANSPORTS = ("POLL_SERVER_CFN", "POLL_SERVER_HEAT", "POLL_TEMP_URL", "ZAQAR_MESSAGE")
 
 
-class DeployedServer(base.Resource):
+class DeployedServer(base.DatabaseOnlyResource):
     """A server that exists already: nothing is created, its physical id is
     a new id deployments can name. Attribute ``name`` is the ``name``
     property or Heat's ``<stack>-<resource>-<id>``; ``os_collect_config`` is
@@ -46,26 +45,7 @@ class DeployedServer(base.Resource):
             "The os-collect-config configuration for the server's local agent to be "
             "configured to connect to Heat to retrieve deployment data.", Types.MAP),
     }
-    side_effects = False
-    update_resumable = True
-
-    def create(self):
-        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"nestedflow-server:{self.context.create_key}"))
-
-    def update(self, new_properties, old_properties):
-        self.properties = new_properties
-
-    def delete(self):
-        pass
-
-    def check(self):
-        pass
-
-    def suspend(self):
-        pass
-
-    def resume(self):
-        pass
+    id_prefix = "nestedflow-server:"
 
     def get_attribute(self, name):
         if self.physical_id is None:
