@@ -52,35 +52,23 @@ def curl_cli(context, token):
             f"{url}")
 
 
-class _Handle(base.Resource):
+class _Handle(base.DatabaseOnlyResource):
     """A wait condition handle: no physical object beyond its signals."""
 
     #: Its delete drops its signals in a transaction of its own: never
     #: inside the resource lock's (Resource.side_effects).
     side_effects = True
-    update_resumable = True
+    id_prefix = "handle:"
     #: The keys of one signal's metadata (Heat's METADATA_KEYS).
     KEYS = (DATA, REASON, STATUS, UNIQUE_ID) = ("data", "reason", "status", "id")
 
     def create(self):
         self.context.data = {"token": secrets.token_hex(16)}
-        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"handle:{self.context.create_key}"))
-
-    def update(self, new_properties, old_properties):
-        self.properties = new_properties
+        return super().create()
 
     def delete(self):
         if self.context.signals is not None:
             self.context.signals.forget()
-
-    def check(self):
-        pass
-
-    def suspend(self):
-        pass
-
-    def resume(self):
-        pass
 
     def normalise(self, details, received):
         return dict(details) if isinstance(details, dict) else details
