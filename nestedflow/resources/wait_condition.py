@@ -20,7 +20,6 @@ every signal already sent.
 import json
 import secrets
 import time
-import uuid
 
 from nestedflow import exceptions
 from nestedflow.conf import CONF
@@ -175,9 +174,15 @@ class UpdateWaitConditionHandle(_Handle):
         return signal_url(self.context)
 
 
-class WaitCondition(base.Resource):
+class WaitCondition(base.DatabaseOnlyResource):
     """Waits until its handle got ``count`` SUCCESS signals; fails on a
     FAILURE signal or when ``timeout`` seconds pass first."""
+
+    #: It waits for signals: never inside the resource lock's transaction.
+    side_effects = True
+    #: Resource's default kept: an update interrupted mid-wait replaces it.
+    update_resumable = False
+    id_prefix = "wait:"
 
     properties_schema = {
         "handle": Property(Types.STRING, "A reference to the wait condition handle "
@@ -244,11 +249,11 @@ class WaitCondition(base.Resource):
 
     def create(self):
         self._wait()
-        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"wait:{self.context.create_key}"))
+        return super().create()
 
     def update(self, new_properties, old_properties):
         # HeatWaitCondition.handle_update waits again, with the new count.
-        self.properties = new_properties
+        super().update(new_properties, old_properties)
         self._wait()
 
     def delete(self):
@@ -258,15 +263,6 @@ class WaitCondition(base.Resource):
         except ValueError:
             return
         self.context.signals.forget(name)
-
-    def check(self):
-        pass
-
-    def suspend(self):
-        pass
-
-    def resume(self):
-        pass
 
     def get_attribute(self, name):
         if name != "data":
