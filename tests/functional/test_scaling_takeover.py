@@ -79,11 +79,12 @@ def test_kill_while_a_resource_group_scales_up_its_template_members(cluster, pro
     group_id = next(r["physical_id"] for r in probe.resources(stack.id) if r["name"] == "group")
 
     engine.update_stack(stack.id, None, parameters={"count": 4}, existing=True)
-    # Killed once a new member's nested stack exists: its create was under way.
-    wait_for(lambda: any(c.action == "CREATE" and c.status == "IN_PROGRESS"
-                         for c in engine.db.list_children(group_id)),
-             120, what="a new member's nested stack")
+    # Killed once member 2's nested stack exists: its create was under way.
+    cut_short = wait_for(lambda: next((c for c in engine.db.list_children(group_id)
+                                       if c.owner_resource == "2"), None),
+                         120, what="member 2's nested stack")
     victim, killed = _kill_in_create(cluster, probe, group_id, "2")
+    original = next(r for r in probe.resources(group_id) if r["name"] == "2")
 
     final = engine.wait(stack.id, timeout=300)
     assert (final.action, final.status) == ("UPDATE", "COMPLETE"), final.status_reason
@@ -91,8 +92,13 @@ def test_kill_while_a_resource_group_scales_up_its_template_members(cluster, pro
     assert sorted(members) == ["0", "1", "2", "3"]
     assert all((r["action"], r["status"]) in {("CREATE", "COMPLETE"), ("UPDATE", "COMPLETE")}
                for r in members.values()), members
-    # Each current member's nested stack is live and the only one: those the
-    # cut-short creates made were deleted with the rows they belonged to.
+    # Member 2 was replaced; the nested stack its cut-short create made went
+    # with the original row, not the replacement's.
+    assert not next(r for r in probe.resources(group_id) if r["id"] == original["id"])["current"]
+    assert members["2"]["replaces"] == original["id"]
+    assert members["2"]["physical_id"] != cut_short.id
+    assert engine.db.get_stack(cut_short.id).deleted_at is not None
+    # Each current member's nested stack is live and the only one.
     live = {c.id: c for c in engine.db.list_children(group_id) if c.deleted_at is None}
     assert set(live) == {r["physical_id"] for r in members.values()}
     for child_id, child in live.items():
