@@ -87,13 +87,6 @@ def _group_template(wait_secs):
             "adjustment_type": "change_in_capacity"}}}}
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known regression, open: since the round-3 branches were merged (crash-safe "
-    "nested creates, in-place nested updates after interruption) the takeover of "
-    "a scale-up whose conductor was killed ends UPDATE_COMPLETE with only the "
-    "members that existed before it live (2 of 5); it passed on the scaling "
-    "branch alone; bisected to 42f8d08 (defect 1: the create key kept in "
-    "attr_data until the object's id is recorded)"))
 def test_scaling_group_on_conductors_killed_mid_scale(cluster, probe, stack_name):
     """A policy's signal scales the group on conductors; the conductor
     running the scale-up is killed while members are being created; another

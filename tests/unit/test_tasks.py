@@ -11,6 +11,8 @@ import pytest
 from nestedflow import exceptions, states
 from nestedflow.dispatch import held
 from nestedflow.flows import factories, runtime, tasks
+from nestedflow.resources.base import StoredObjectResource
+from nestedflow.resources.test_resource import TestResource
 
 TEMPLATE = {
     "heat_template_version": "2018-08-31",
@@ -156,6 +158,57 @@ def test_cleanup_replaced_keeps_a_current_row(engine, stack_name):
     assert _execute(named[("CleanupReplaced", "a")], traversal=traversal_id) is True
     row = _row(engine, stack_id, "a")
     assert (row.action, row.status, row.current) == (states.CREATE, states.COMPLETE, True)
+
+
+class _Crash(BaseException):
+    """The process dying: no handler of the engine runs (they catch Exception)."""
+
+
+def test_an_interrupted_create_replaced_on_resume_keeps_its_object_apart(
+        engine, stack_name, monkeypatch):
+    """An update adds ``c``; its create made the object, then the run died
+    before recording it. The resumed run replaces ``c`` (its action did
+    not finish, as Heat replaces a resource left IN_PROGRESS); the
+    replacement creates under a key of its own, and the original's cleanup
+    deletes what the interrupted create made -- not the replacement's
+    object, which the original's key found when the replacement inherited it."""
+    stack_id, _ = _created(engine, stack_name)
+    added = {**TEMPLATE, "resources": {**TEMPLATE["resources"], "c": {
+        "type": "OS::Heat::TestResource", "properties": {"value": "three"}}}}
+    engine.update_stack(stack_id, added)
+    _, traversal_id, named = _flow(engine)
+    made = StoredObjectResource.create
+
+    def create_then_die(plugin):
+        made(plugin)
+        raise _Crash()
+
+    monkeypatch.setattr(TestResource, "create", create_then_die)
+    converge = named[("ConvergeResource", "c")]
+    converge.pre_execute()
+    with pytest.raises(_Crash):
+        converge.execute(traversal=traversal_id)
+    monkeypatch.undo()
+    original = _row(engine, stack_id, "c")
+    assert (original.action, original.status, original.physical_id) == (
+        states.CREATE, states.IN_PROGRESS, None)
+    interrupted = {o.id for o in engine.store.live(stack_id) if o.resource_id == original.id}
+    assert len(interrupted) == 1
+
+    _, _, named = _flow(engine, run="run-2")
+    result = _execute(named[("ConvergeResource", "c")], traversal=traversal_id)
+    assert result["undo"]["replaced"] == original.id
+    assert _execute(named[("CleanupReplaced", "c")], traversal=traversal_id) is True
+    rows = {r.id: r for r in engine.db.list_all_resources(stack_id) if r.name == "c"}
+    replacement = rows[result["undo"]["replacement"]]
+    assert (rows[original.id].action, rows[original.id].status) == (
+        states.DELETE, states.COMPLETE)
+    assert (replacement.action, replacement.status, replacement.current) == (
+        states.CREATE, states.COMPLETE, True)
+    live = {o.resource_name: o for o in engine.store.live(stack_id)}
+    assert sorted(live) == ["a", "b", "c"]
+    assert live["c"].id == replacement.physical_id and live["c"].id not in interrupted
+    assert live["c"].resource_id == replacement.id
 
 
 def test_delete_resource_deletes_once(engine, stack_name):

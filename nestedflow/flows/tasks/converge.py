@@ -219,10 +219,15 @@ class ConvergeResource(ResourceTask):
         requires = [value["row"] for value in inputs_by_name(inputs).values()
                     if isinstance(value, dict) and value.get("row")]
         # Inserted CREATE_IN_PROGRESS: its create's start costs no commit.
+        # A row of its own, nothing of the original's data (as Heat's
+        # Resource.make_replacement, heat/engine/resource.py) and its own
+        # create key: cleanup deletes what the original's key finds (an
+        # interrupted create of this traversal left that key on the
+        # original), which must not be the replacement's object.
         new = scope.db.add_replacement(row, scope.holder, scope.stack.raw_template_id,
                                        requires, type_name=self._new_type(),
                                        traversal_id=scope.traversal_id,
-                                       start=self.creating(row, properties),
+                                       start=lambda new_id: self.create_start(new_id, properties),
                                        event=scope.runtime.engine_id)
         scope.mark_held(new.id, True)
         undo = {"replaced": row.id, "replacement": new.id}
