@@ -411,16 +411,16 @@ class Engine(SoftwareConfigMethods):
         self._dispatcher.dispatch(stack_id, traversal_id, action)
 
     def validate_template(self, template, files=None, environment=None, parameters=None,
-                          context=None):
+                          show_nested=False, ignorable_errors=None, context=None):
         """Heat's template-validate answer (Description, Parameters, ParameterGroups,
-        Environment); raises StackValidationFailed naming where the problem is.
-        Nothing is stored."""
+        NestedParameters with ``show_nested``, Environment); raises
+        StackValidationFailed naming where the problem is. ``ignorable_errors``:
+        Heat's error codes to ignore. Nothing is stored."""
         from nestedflow.engine import validation
-        from nestedflow.template import limits
 
-        limits.check_parameters_mapping(parameters)
-        return validation.validate_template(self.registry, template, files=files,
-                                            environment=environment, params=parameters)
+        return validation.validate_template(
+            self.registry, template, files=files, environment=environment, params=parameters,
+            show_nested=show_nested, ignorable_errors=ignorable_errors)
 
     # -- reading ------------------------------------------------------------
 

@@ -96,7 +96,10 @@ class CatalogCalls(Calls):
             parameters, environment = split_params(params, files, environment_files)
             result = self.engine.validate_template(template, files=files or None,
                                                    environment=environment,
-                                                   parameters=parameters, context=ctxt)
+                                                   parameters=parameters,
+                                                   show_nested=bool(show_nested),
+                                                   ignorable_errors=ignorable_errors,
+                                                   context=ctxt)
         except exceptions.StackValidationFailed as error:
             fault = faults.translate(error)
             if type(fault).__name__ == "InvalidTemplateVersion":

@@ -30,7 +30,7 @@ ENGINE_SIGNATURES = {
     "list_events": "(self, stack_id, nested_depth=0, context=None)",
     "count_stacks": "(self, show_nested=False, context=None)",
     "validate_template": "(self, template, files=None, environment=None, parameters=None, "
-    "context=None)",
+    "show_nested=False, ignorable_errors=None, context=None)",
     "preview_stack": "(self, name, template, parameters=None, files=None, environment=None, "
     "timeout=None, disable_rollback=False, context=None)",
     "preview_update_stack": "(self, stack_id, template, parameters=None, files=None, "
