@@ -23,6 +23,7 @@ holds one for that traversal.
 import logging
 import os
 import socket
+import sys
 import threading
 import uuid
 
@@ -82,11 +83,16 @@ class Heartbeat:
         if self._thread is not None:
             return False
         self._recover = recover
-        self.db.beat(self.engine_id, socket.gethostname(), os.getpid(), self._interval)
+        self._beat()
         self._thread = threading.Thread(target=self._loop, name="engine-heartbeat",
                                         daemon=True)
         self._thread.start()
         return True
+
+    def _beat(self):
+        # The program's name, as Heat's service binary; what service list shows.
+        self.db.beat(self.engine_id, socket.gethostname(), os.getpid(), self._interval,
+                     binary=os.path.basename(sys.argv[0]) or None)
 
     def owner_alive(self, owner):
         """For :attr:`Runtime.owner_alive`: is the engine of run ``owner`` alive?"""
@@ -100,8 +106,7 @@ class Heartbeat:
     def _loop(self):
         while not self._stop.wait(self._interval):
             try:
-                self.db.beat(self.engine_id, socket.gethostname(), os.getpid(),
-                             self._interval)
+                self._beat()
                 if self._recover is not None:
                     self._recover()
             except Exception as error:  # the database may be away for a while

@@ -60,7 +60,8 @@ server accepts every call of its major version up to its minor)::
          show_hidden): sent (at 1.5) only when given;
          resource_attributes(stack_id, resource_name, names) -> dict
     1.6  validate_template(..., show_nested, ignorable_errors): sent (at 1.6)
-         only when given
+         only when given; list_services() -> [dict] (Heat's, from the
+         engine heartbeats)
 
 Actions (create, update, delete, suspend, resume, check, cancel) return
 once the traversal is stored, with the stack IN_PROGRESS -- as Heat's
@@ -132,6 +133,7 @@ METHODS = {
     "signal_software_deployment": "1.5",
     "resource_attributes": "1.5",
     "signal_resource": "1.5",
+    "list_services": "1.6",
 }
 
 #: Arguments added to a method after the version that introduced it: the

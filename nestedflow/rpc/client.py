@@ -311,6 +311,12 @@ class EngineClient:
     def signal_resource(self, stack_id, resource_name, details=None, context=None):
         pass
 
+    # -- 1.6 ----------------------------------------------------------------
+
+    @_remote
+    def list_services(self, context=None):
+        pass
+
     def close(self):
         self._transport.cleanup()
 

@@ -64,6 +64,7 @@ ENGINE_SIGNATURES = {
     "signal_software_deployment": "(self, deployment_id, details, updated_at=None, "
     "context=None)",
     "signal_resource": "(self, stack_id, resource_name, details=None, context=None)",
+    "list_services": "(self, context=None)",
 }
 
 
