@@ -80,8 +80,11 @@ def apply_arguments(conf, args):
 
 
 def serve(conf):
+    from nestedflow.engine import recovery
     from nestedflow.engine.service import Engine
     from nestedflow.rpc.service import EngineService
+
+    recovery.PROGRAM = "nestedflow-engine"  # what service lists name this process
 
     if not conf.transport_url:
         raise daemon.UsageError("no transport: pass --transport-url "

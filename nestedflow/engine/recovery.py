@@ -33,6 +33,11 @@ from nestedflow.db import heartbeats
 
 LOG = logging.getLogger(__name__)
 
+#: The program an engine's heartbeat names (Heat's service ``binary``):
+#: the daemons set their own name (``python -m`` would give a file name);
+#: None: the script running, as Heat's ``CONF.prog``.
+PROGRAM = None
+
 #: The owner token of a traversal stored but not yet claimed by a run.
 QUEUED = "queued"
 SEPARATOR = heartbeats.SEPARATOR
@@ -90,9 +95,8 @@ class Heartbeat:
         return True
 
     def _beat(self):
-        # The program's name, as Heat's service binary; what service list shows.
         self.db.beat(self.engine_id, socket.gethostname(), os.getpid(), self._interval,
-                     binary=os.path.basename(sys.argv[0]) or None)
+                     binary=PROGRAM or os.path.basename(sys.argv[0]) or None)
 
     def owner_alive(self, owner):
         """For :attr:`Runtime.owner_alive`: is the engine of run ``owner`` alive?"""

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 
 import pytest
 import yaml
@@ -387,3 +388,14 @@ def test_orchestration_service_list(fresh_db_url, tmp_path):
     # A closed engine removes its heartbeat.
     assert [row["Engine ID"] for row in json.loads(
         run("orchestration", "service", "list", "-f", "json"))] == ["gone-engine"]
+
+
+def test_orchestration_service_list_names_conductors(cluster, tmp_path):
+    """A conductor's engine beats too: listed as nestedflow-conductor, its
+    engine id its name's (the runs it owns carry it)."""
+    name = f"svc-{uuid.uuid4().hex[:6]}"
+    cluster.start(name)
+    rows = json.loads(_runner(tmp_path, cluster.db_url)(
+        "orchestration", "service", "list", "-f", "json"))
+    mine = [row for row in rows if row["Engine ID"].startswith(f"{name}-")]
+    assert [(row["Binary"], row["Status"]) for row in mine] == [("nestedflow-conductor", "up")]
