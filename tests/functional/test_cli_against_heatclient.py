@@ -37,8 +37,8 @@ outputs:
 
 #: Keys heat-api's ``stack show`` has that nestedflow's does not: its
 #: REST links (nestedflow's command line has no URL to link to), the
-#: deletion time (not in the engine's view yet), and Keystone's owner and
-#: stack-user project (no Keystone).
+#: deletion time (``stack list --deleted`` shows it), and Keystone's owner
+#: and stack-user project (no Keystone).
 SHOW_ONLY_HEAT = {"links", "deletion_time", "stack_owner", "stack_user_project_id"}
 
 

@@ -102,11 +102,11 @@ class ShowResource(bases.ShowOne):
 class ResourceMetadata(bases.ShowOne):
     """Show resource metadata.
 
-    As heatclient's ``stack resource metadata`` (osc/v1/resource.py
-    ``ResourceMetadata``, a ``JsonFormat``): the metadata's keys are the
-    fields, printed as one JSON object unless ``-f`` says otherwise. The
-    metadata is the resource's template ``metadata`` section, what Heat's
-    API answers for it through nestedflow (heat_rpc's describe_stack_resource).
+    The ``metadata`` section of the resource in the stack's template, as
+    written (what Heat's API answers through nestedflow, see
+    doc/source/heat.rst), printed as one JSON object unless ``-f`` says
+    otherwise: heatclient's ``stack resource metadata`` (osc/v1/resource.py
+    ``ResourceMetadata``, a ``JsonFormat`` whose fields are the keys).
     """
 
     @property
