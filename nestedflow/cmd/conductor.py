@@ -175,7 +175,9 @@ def make_conductor(conf):
 def serve(conf):
     """Run a conductor until SIGTERM/SIGINT; returns the exit code."""
     from nestedflow import exceptions
+    from nestedflow.engine import recovery
 
+    recovery.PROGRAM = "nestedflow-conductor"  # what service lists name this process
     conductor = make_conductor(conf)
     stopping = []
 

@@ -80,8 +80,11 @@ def apply_arguments(conf, args):
 
 
 def serve(conf):
+    from nestedflow.engine import recovery
     from nestedflow.engine.service import Engine
     from nestedflow.rpc.service import EngineService
+
+    recovery.PROGRAM = "nestedflow-engine"  # what service lists name this process
 
     if not conf.transport_url:
         raise daemon.UsageError("no transport: pass --transport-url "
@@ -89,6 +92,10 @@ def serve(conf):
     engine = Engine(db_url=conf.database.connection, jobboard_url=conf.engine.jobboard_url,
                     transport_url=conf.transport_url,
                     engine_id=f"engine-{conf.rpc.host}-{os.getpid()}")
+    # Built now, not at the first call: it beats from the start, so
+    # service lists show it (as heat-engine registers its service when it
+    # starts), and it resumes what dead engines left at once.
+    engine.runtime  # noqa: B018 -- building is the point
     services = [EngineService(engine, conf)]
     if conf.heat_engine.enabled:
         # heat-api's calls, on their own exchange and topic, over the same Engine.

@@ -34,8 +34,8 @@ class HeartbeatStore:
         now = fencing.db_now(self.dialect)
         return now if now is not None else sa.literal(models.utcnow(), type_=models.Timestamp)
 
-    def beat(self, engine_id, host, pid, interval):
-        """Record that ``engine_id`` is alive now.
+    def beat(self, engine_id, host, pid, interval, binary=None):
+        """Record that ``engine_id`` (running in program ``binary``) is alive now.
 
         One upsert statement: on InnoDB, an UPDATE that matches no row
         takes a gap lock, and two engines starting together that both
@@ -45,7 +45,7 @@ class HeartbeatStore:
         table = models.EngineHeartbeat.__table__
         now = self._clock()
         values = dict(id=engine_id, host=host, pid=pid, report_interval=interval,
-                      created_at=now, updated_at=now)
+                      binary=binary, created_at=now, updated_at=now)
         changed = dict(updated_at=now, report_interval=interval)
         if self.dialect in ("mysql", "mariadb"):
             statement = mysql_dialect.insert(table).values(**values).on_duplicate_key_update(
@@ -86,6 +86,17 @@ class HeartbeatStore:
             found = conn.execute(sa.select(self._is_dead(table))
                                  .where(table.c.id == engine_id)).first()
         return found is not None and not found[0]
+
+    def list_heartbeats(self):
+        """Every engine's heartbeat row, oldest first, each with ``up``:
+        whether it beat within two of its intervals -- Heat's rule for a
+        service's status (heat/common/service_utils.py ``format_service``),
+        on the database's clock."""
+        table = models.EngineHeartbeat.__table__
+        up = sa.not_(self._older_than(table.c.updated_at, table.c.report_interval * 2))
+        query = sa.select(table, up.label("up")).order_by(table.c.created_at, table.c.id)
+        with self._single.connect() as conn:
+            return list(conn.execute(query))
 
     def orphaned_stacks(self):
         """(stack id, traversal, action) of every stack IN_PROGRESS whose

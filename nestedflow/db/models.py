@@ -290,6 +290,8 @@ class EngineHeartbeat(Base):
     id = sa.Column(sa.String(64), primary_key=True)
     host = sa.Column(sa.String(255), nullable=False)
     pid = sa.Column(sa.Integer, nullable=False)
+    #: The program the engine runs in (Heat's service ``binary``).
+    binary = sa.Column(sa.String(255))
     #: Seconds between beats: the engine counts as dead after three missed.
     report_interval = sa.Column(sa.Float, nullable=False)
     created_at = sa.Column(Timestamp, nullable=False, default=utcnow)

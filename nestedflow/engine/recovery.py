@@ -23,6 +23,7 @@ holds one for that traversal.
 import logging
 import os
 import socket
+import sys
 import threading
 import uuid
 
@@ -31,6 +32,11 @@ from nestedflow.conf import CONF
 from nestedflow.db import heartbeats
 
 LOG = logging.getLogger(__name__)
+
+#: The program an engine's heartbeat names (Heat's service ``binary``):
+#: the daemons set their own name (``python -m`` would give a file name);
+#: None: the script running, as Heat's ``CONF.prog``.
+PROGRAM = None
 
 #: The owner token of a traversal stored but not yet claimed by a run.
 QUEUED = "queued"
@@ -82,11 +88,15 @@ class Heartbeat:
         if self._thread is not None:
             return False
         self._recover = recover
-        self.db.beat(self.engine_id, socket.gethostname(), os.getpid(), self._interval)
+        self._beat()
         self._thread = threading.Thread(target=self._loop, name="engine-heartbeat",
                                         daemon=True)
         self._thread.start()
         return True
+
+    def _beat(self):
+        self.db.beat(self.engine_id, socket.gethostname(), os.getpid(), self._interval,
+                     binary=PROGRAM or os.path.basename(sys.argv[0]) or None)
 
     def owner_alive(self, owner):
         """For :attr:`Runtime.owner_alive`: is the engine of run ``owner`` alive?"""
@@ -100,8 +110,7 @@ class Heartbeat:
     def _loop(self):
         while not self._stop.wait(self._interval):
             try:
-                self.db.beat(self.engine_id, socket.gethostname(), os.getpid(),
-                             self._interval)
+                self._beat()
                 if self._recover is not None:
                     self._recover()
             except Exception as error:  # the database may be away for a while

@@ -12,7 +12,7 @@ from nestedflow.db import models
 from nestedflow.db import requests as db_requests
 from nestedflow.db.api import Database
 from nestedflow.db.snapshots import TagStore
-from nestedflow.engine import hosting, listing, recovery, tenancy, views
+from nestedflow.engine import hosting, listing, recovery, services, tenancy, views
 from nestedflow.engine.software_config import SoftwareConfigMethods
 from nestedflow.engine.tags import check_tags
 from nestedflow.flows import collector
@@ -35,13 +35,13 @@ class _Built:
         return engine.__dict__[self.name]
 
 
-class Engine(SoftwareConfigMethods):
+class Engine(SoftwareConfigMethods, services.ServiceMethods):
     """Deploys stacks; the contract is doc/source/user-guide.rst, "Python API".
 
     With no ``jobboard_url`` every traversal runs in this process, in the
     same flows and tasks a conductor would run. The software-config store's
-    methods (Heat's ``create_software_config``...) come from
-    :class:`~nestedflow.engine.software_config.SoftwareConfigMethods`.
+    methods (Heat's ``create_software_config``...) and ``list_services``
+    come from the two mixins (:mod:`~nestedflow.engine.software_config`, :mod:`.services`).
     """
 
     def __init__(self, db_url=None, jobboard_url=None, transport_url=None, *,
@@ -411,16 +411,16 @@ class Engine(SoftwareConfigMethods):
         self._dispatcher.dispatch(stack_id, traversal_id, action)
 
     def validate_template(self, template, files=None, environment=None, parameters=None,
-                          context=None):
+                          show_nested=False, ignorable_errors=None, context=None):
         """Heat's template-validate answer (Description, Parameters, ParameterGroups,
-        Environment); raises StackValidationFailed naming where the problem is.
-        Nothing is stored."""
+        NestedParameters with ``show_nested``, Environment); raises
+        StackValidationFailed naming where the problem is. ``ignorable_errors``:
+        Heat's error codes to ignore. Nothing is stored."""
         from nestedflow.engine import validation
-        from nestedflow.template import limits
 
-        limits.check_parameters_mapping(parameters)
-        return validation.validate_template(self.registry, template, files=files,
-                                            environment=environment, params=parameters)
+        return validation.validate_template(
+            self.registry, template, files=files, environment=environment, params=parameters,
+            show_nested=show_nested, ignorable_errors=ignorable_errors)
 
     # -- reading ------------------------------------------------------------
 

@@ -10,10 +10,12 @@ here, as in Heat (its value is unknown while validating).
 
 import types
 
+from nestedflow import exceptions
 from nestedflow.conf import CONF
+from nestedflow.engine import nested_parameters
 from nestedflow.resources.schema import UNRESOLVED
 from nestedflow.stacks.types import ValidatingTypes
-from nestedflow.template import loader, parameters, validator
+from nestedflow.template import limits, loader, parameters, validator
 from nestedflow.template.template import Template
 
 # heat/rpc/api.py VALIDATE_PARAM_TYPES.
@@ -36,13 +38,27 @@ _CONSTRAINT_KEYS = {
 }
 
 
-def validate_template(registry, template, files=None, environment=None, params=None):
+#: Heat's coded errors validate_template may be told to ignore
+#: (heat/common/exception.py ``ERROR_CODE_MAP``: ResourceTypeUnavailable, a
+#: service missing from Keystone's catalog). nestedflow raises none of them.
+IGNORABLE_ERRORS = frozenset({"99001"})
+
+
+def validate_template(registry, template, files=None, environment=None, params=None,
+                      show_nested=False, ignorable_errors=None):
     """Return Heat's validate answer for ``template``; raise StackValidationFailed.
 
     ``{"Description", "Parameters": {name: {"Type", "Description", "NoEcho",
     "Label", "Default"?, "Value"?, "Tags"?, constraints...}},
-    "ParameterGroups"?, "Environment"}``.
+    "ParameterGroups"?, "NestedParameters"? (``show_nested``), "Environment"}``.
+    ``ignorable_errors`` are Heat's error codes; one Heat does not know is
+    refused with Heat's message, as heat-engine refuses it.
     """
+    invalid = set(ignorable_errors or ()) - IGNORABLE_ERRORS
+    if invalid:
+        raise exceptions.StackValidationFailed(
+            f"Invalid codes in ignore_errors : {sorted(invalid)}")
+    limits.check_parameters_mapping(params)
     limit = CONF.engine.max_template_size
     tmpl = Template(loader.load(template, max_size=limit), files=files,
                     environment=_environment(environment, limit), checked=True)
@@ -68,6 +84,8 @@ def validate_template(registry, template, files=None, environment=None, params=N
     }
     if tmpl.parameter_groups:
         result["ParameterGroups"] = tmpl.parameter_groups
+    if show_nested:
+        result.update(nested_parameters.nested_parameters(tmpl, resolved, _parameter))
     result["Environment"] = {key: dict(value) for key, value in env.items()}
     return result
 

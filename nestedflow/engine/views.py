@@ -16,7 +16,7 @@ def _jsonable(value):
 @dataclasses.dataclass(frozen=True)
 class _View:
     #: Fields holding a datetime (ISO 8601 text in to_dict()).
-    _TIMES = frozenset({"created_at", "updated_at", "timestamp"})
+    _TIMES = frozenset({"created_at", "updated_at", "timestamp", "deleted_at"})
 
     def to_dict(self):
         return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -56,6 +56,8 @@ class Stack(_View):
     timeout: int | None = None
     #: Output name -> why its value is None (Heat's ``output_error``).
     output_errors: dict | None = None
+    #: When the stack was deleted (None: it is not); listed with show_deleted.
+    deleted_at: datetime.datetime | None = None
 
     @property
     def stack_status(self):
@@ -78,6 +80,7 @@ class Stack(_View):
             tags=tuple(tags or ()),
             timeout=row.timeout,
             output_errors=dict(getattr(row, "output_errors", None) or {}),
+            deleted_at=getattr(row, "deleted_at", None),
         )
 
 

@@ -1,7 +1,6 @@
 """Heat's template, resource-type and service methods: what the engine
 accepts, answered from its plugin registry and template versions."""
 
-import datetime
 import importlib.metadata
 import inspect
 import re
@@ -96,7 +95,10 @@ class CatalogCalls(Calls):
             parameters, environment = split_params(params, files, environment_files)
             result = self.engine.validate_template(template, files=files or None,
                                                    environment=environment,
-                                                   parameters=parameters, context=ctxt)
+                                                   parameters=parameters,
+                                                   show_nested=bool(show_nested),
+                                                   ignorable_errors=ignorable_errors,
+                                                   context=ctxt)
         except exceptions.StackValidationFailed as error:
             fault = faults.translate(error)
             if type(fault).__name__ == "InvalidTemplateVersion":
@@ -196,17 +198,9 @@ class CatalogCalls(Calls):
 
     @rpc
     def list_services(self, ctxt):
-        """This service, as heat-engine's ``service_utils.format_service``."""
-        now = self.started_at.strftime("%Y-%m-%dT%H:%M:%S.000000")
-        group = self.conf.heat_engine
-        return [{"id": self.service_id, "host": group.host, "hostname": group.host,
-                 "binary": "nestedflow-engine", "topic": group.topic,
-                 "engine_id": self.service_id, "report_interval": 60,
-                 "created_at": now, "updated_at": now, "deleted_at": None, "status": "up"}]
-
-    #: Set by the service when it starts.
-    started_at = datetime.datetime(1970, 1, 1)
-    service_id = ""
+        """Every engine's heartbeat, as heat-engine's ``service_utils.format_service``
+        of its ``service`` rows (:mod:`nestedflow.engine.services`)."""
+        return self.engine.list_services(context=ctxt)
 
 
 def _user_environment(environment, template, files, parameters):

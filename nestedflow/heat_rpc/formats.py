@@ -93,7 +93,7 @@ def stack_summary(stack):
         "stack_status_reason": stack.status_reason,
         "creation_time": isotime(stack.created_at),
         "updated_time": isotime(stack.updated_at),
-        "deletion_time": None,
+        "deletion_time": isotime(getattr(stack, "deleted_at", None)),
         "stack_owner": None,
         "parent": stack.parent_id,
         "stack_user_project_id": None,
@@ -141,12 +141,30 @@ def resource(res, stack, template=None, attributes=None, with_props=False):
     if template is not None:
         definition = _section(parsed(template), "resources", "Resources").get(res.name) or {}
         result["description"] = definition.get("description", "") or ""
-        result["metadata"] = definition.get("metadata", definition.get("Metadata")) or {}
+        result["metadata"] = metadata(template, res.name)
         if attributes is not None:
             result["attributes"] = attributes
     if with_props:
         result["properties"] = dict(res.properties)
     return result
+
+
+def metadata(template, name):
+    """The ``metadata`` of resource ``name`` in a stored template (HOT's or
+    CFN's key), ``{}`` when it has none: Heat's RES_METADATA."""
+    definition = _section(parsed(template), "resources", "Resources").get(name) or {}
+    return definition.get("metadata", definition.get("Metadata")) or {}
+
+
+def attributes(engine, stack_id, name, with_attr=None, context=None):
+    """Heat's ``format_resource_attributes``: every attribute of the
+    resource's type, and those of ``with_attr`` the schema lacks (None
+    where one cannot be read), from the engine's resource_attributes."""
+    found = engine.resource_attributes(stack_id, name, context=context)
+    extra = [attr for attr in with_attr or () if attr not in found]
+    if extra:
+        found.update(engine.resource_attributes(stack_id, name, names=extra, context=context))
+    return found
 
 
 def required_by(template, name):

@@ -69,11 +69,8 @@ class ResourceCalls(Calls):
         res = self._resource(ctxt, stack, resource_name)
         attributes = None
         if with_attr is not False:
-            attributes = self.engine.resource_attributes(stack.id, resource_name, context=ctxt)
-            for name in with_attr or ():
-                if name not in attributes:
-                    attributes.update(self.engine.resource_attributes(
-                        stack.id, resource_name, names=[name], context=ctxt))
+            attributes = formats.attributes(self.engine, stack.id, resource_name, with_attr,
+                                            context=ctxt)
         template = self.engine.get_template(stack.id, context=ctxt)
         return formats.resource(res, stack, template, attributes)
 

@@ -5,9 +5,7 @@ version='1.x')`` on its control exchange; this server declares 1.36, the
 version heat-engine serves (heat/engine/service.py ``RPC_API_VERSION``).
 """
 
-import datetime
 import logging
-import uuid
 
 import oslo_messaging as messaging
 
@@ -47,8 +45,6 @@ class HeatEngineService:
         self.topic = group.topic
         self.host = group.host
         self.endpoint = HeatEngineEndpoint(engine, conf)
-        self.endpoint.service_id = str(uuid.uuid4())
-        self.endpoint.started_at = datetime.datetime.now(datetime.UTC)
         self._transport = messaging.get_rpc_transport(conf, url=transport_url)
         target = messaging.Target(exchange=group.exchange, topic=group.topic,
                                   server=group.host, version=VERSION)

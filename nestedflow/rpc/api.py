@@ -59,6 +59,9 @@ server accepts every call of its major version up to its minor)::
          update_stack(..., clear_parameters), list_stacks(..., show_deleted,
          show_hidden): sent (at 1.5) only when given;
          resource_attributes(stack_id, resource_name, names) -> dict
+    1.6  validate_template(..., show_nested, ignorable_errors): sent (at 1.6)
+         only when given; list_services() -> [dict] (Heat's, from the
+         engine heartbeats)
 
 Actions (create, update, delete, suspend, resume, check, cancel) return
 once the traversal is stored, with the stack IN_PROGRESS -- as Heat's
@@ -83,7 +86,7 @@ def register_opts(conf):
 
 
 #: The newest version this code speaks.
-VERSION = "1.5"
+VERSION = "1.6"
 
 #: Method name -> version that introduced it.
 METHODS = {
@@ -130,6 +133,7 @@ METHODS = {
     "signal_software_deployment": "1.5",
     "resource_attributes": "1.5",
     "signal_resource": "1.5",
+    "list_services": "1.6",
 }
 
 #: Arguments added to a method after the version that introduced it: the
@@ -139,6 +143,7 @@ LATER_ARGUMENTS = {
     "update_stack": (("1.4", ("timeout", "tags")), ("1.5", ("clear_parameters",))),
     "list_stacks": (("1.4", ("tags", "tags_any", "not_tags", "not_tags_any")),
                     ("1.5", ("show_deleted", "show_hidden"))),
+    "validate_template": (("1.6", ("show_nested", "ignorable_errors")),),
 }
 
 

@@ -169,9 +169,10 @@ class EngineClient:
     # -- 1.2 ----------------------------------------------------------------
 
     def validate_template(self, template, files=None, environment=None, parameters=None,
-                          context=None):
+                          show_nested=False, ignorable_errors=None, context=None):
         return self._call(context, "validate_template", template=_local_template(template),
-                          files=files, environment=environment, parameters=parameters)
+                          files=files, environment=environment, parameters=parameters,
+                          show_nested=show_nested, ignorable_errors=ignorable_errors)
 
     # -- 1.3 ----------------------------------------------------------------
 
@@ -308,6 +309,12 @@ class EngineClient:
 
     @_remote
     def signal_resource(self, stack_id, resource_name, details=None, context=None):
+        pass
+
+    # -- 1.6 ----------------------------------------------------------------
+
+    @_remote
+    def list_services(self, context=None):
         pass
 
     def close(self):

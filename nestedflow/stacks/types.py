@@ -42,7 +42,7 @@ class ValidatingTypes:
         ``template`` property) as its stack would be, depth limit included,
         before anything is stored (Heat: StackResource.validate_nested_stack
         raises RecursionDepthExceeded while validating the parent)."""
-        if not isinstance(template, (str, dict)) or _has_unresolved(template):
+        if not isinstance(template, (str, dict)) or has_unresolved(template):
             return  # known only at run time (checked then, before the child is stored)
         self._validate_child(template, (*self._chain, path), path)
 
@@ -94,11 +94,11 @@ class ValidatingTypes:
         )
 
 
-def _has_unresolved(value):
+def has_unresolved(value):
     if value is UNRESOLVED:
         return True
     if isinstance(value, dict):
-        return any(_has_unresolved(v) for v in value.values())
+        return any(has_unresolved(v) for v in value.values())
     if isinstance(value, list):
-        return any(_has_unresolved(v) for v in value)
+        return any(has_unresolved(v) for v in value)
     return False

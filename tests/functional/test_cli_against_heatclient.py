@@ -37,8 +37,8 @@ outputs:
 
 #: Keys heat-api's ``stack show`` has that nestedflow's does not: its
 #: REST links (nestedflow's command line has no URL to link to), the
-#: deletion time (not in the engine's view yet), and Keystone's owner and
-#: stack-user project (no Keystone).
+#: deletion time (``stack list --deleted`` shows it), and Keystone's owner
+#: and stack-user project (no Keystone).
 SHOW_ONLY_HEAT = {"links", "deletion_time", "stack_owner", "stack_user_project_id"}
 
 
@@ -111,3 +111,81 @@ def test_the_same_columns_and_values_as_heatclient(both, heat_api, tmp_path):
                     "resource_type", "resource_status", "resource_status_reason"):
             assert our_res[key] == heat_res[key], (resource, key)
     heat_api.openstack("stack", "delete", name, "--wait", "-y")
+
+
+PARITY_TEMPLATE = """\
+heat_template_version: 2018-08-31
+parameters:
+  label: {type: string, default: plain}
+resources:
+  first:
+    type: OS::Heat::TestResource
+    metadata: {role: web, ports: [80, 443], label: plain}
+    properties: {value: {get_param: label}}
+  nested:
+    type: nested.yaml
+    properties: {name: {get_param: label}}
+"""
+NESTED_TEMPLATE = """\
+heat_template_version: 2018-08-31
+description: the nested one
+parameters:
+  name: {type: string}
+  colour: {type: string, default: blue}
+resources:
+  leaf: {type: OS::Heat::None}
+"""
+
+
+def test_the_commands_of_issue_31_answer_as_heatclients(both, heat_api, tmp_path):
+    """``stack resource metadata`` (heatclient/osc/v1/resource.py
+    ResourceMetadata), ``stack resource show --with-attr`` (ResourceShow),
+    ``orchestration template validate --show-nested --ignore-errors``
+    (template.py Validate), ``stack list --deleted`` (stack.py _list's
+    Deletion Time) and ``orchestration service list`` (service.py
+    ListService): the same answers from both command lines."""
+    ours, theirs = both
+    (tmp_path / "p.yaml").write_text(PARITY_TEMPLATE)
+    (tmp_path / "nested.yaml").write_text(NESTED_TEMPLATE)
+    name = f"par-{uuid.uuid4().hex[:8]}"
+    heat_api.openstack("stack", "create", name, "-t", str(tmp_path / "p.yaml"), "--wait")
+
+    metadata = theirs("stack", "resource", "metadata", name, "first")
+    assert metadata == ours("stack", "resource", "metadata", name, "first") == \
+        {"role": "web", "ports": [80, 443], "label": "plain"}
+    heat_res = theirs("stack", "resource", "show", name, "first", "--with-attr", "output",
+                      "--with-attr", "no_such")
+    our_res = ours("stack", "resource", "show", name, "first", "--with-attr", "output",
+                   "--with-attr", "no_such")
+    assert our_res["attributes"] == heat_res["attributes"]
+    assert our_res["attributes"]["output"] == "plain"
+
+    validate = ("orchestration", "template", "validate", "-t", str(tmp_path / "p.yaml"))
+    heat_valid = theirs(*validate, "--show-nested", "--ignore-errors", "99001")
+    our_valid = ours(*validate, "--show-nested", "--ignore-errors", "99001")
+    assert our_valid["NestedParameters"] == heat_valid["NestedParameters"]
+    assert our_valid["NestedParameters"]["nested"]["Parameters"]["name"]["Value"] == "plain"
+    assert our_valid["Parameters"] == heat_valid["Parameters"]
+    refused = heat_api.openstack(*validate, "--ignore-errors", "99001,12345", check=False)
+    assert refused.returncode == 1 and "Invalid codes in ignore_errors" in refused.stderr
+
+    heat_api.openstack("stack", "delete", name, "--wait", "-y")
+    heat_rows = [s for s in theirs("stack", "list", "--deleted") if s["Stack Name"] == name]
+    our_rows = [s for s in ours("stack", "list", "--deleted") if s["Stack Name"] == name]
+    assert [k for k in heat_rows[0] if k != "Project"] == list(our_rows[0])
+    assert list(our_rows[0])[-1] == "Deletion Time"
+    assert heat_rows[0]["Deletion Time"] == our_rows[0]["Deletion Time"] is not None
+
+    # heat-api's engine (nestedflow-engine) beats in the database both
+    # read; other engines of this session may come and go between the two
+    # reads, and a beat moves Updated At.
+    def services(rows):
+        return {row["Engine ID"]: {k: v for k, v in row.items() if k != "Updated At"}
+                for row in rows if row["Binary"] == "nestedflow-engine"}
+
+    heat_services = theirs("orchestration", "service", "list")
+    our_services = ours("orchestration", "service", "list")
+    assert list(heat_services[0]) == list(our_services[0]) == [
+        "Hostname", "Binary", "Engine ID", "Host", "Topic", "Updated At", "Status"]
+    assert services(heat_services) == services(our_services)
+    assert [row["Status"] for row in services(our_services).values()] == ["up"]

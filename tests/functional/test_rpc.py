@@ -152,3 +152,29 @@ def test_every_view_crosses_the_wire():
     serializer = api.EngineSerializer()
     wire = serializer.serialize_entity(None, samples)
     assert serializer.deserialize_entity(None, wire) == samples
+
+
+def test_1_6_list_services_and_validate_template_options(services):
+    """RPC 1.6: list_services (Heat's, from the engine heartbeats: each
+    nestedflow-engine beats from its start) and validate_template's
+    show_nested and ignorable_errors, refused by a client pinned to 1.5
+    only when given."""
+    client, old = services.client(), services.client(version_cap="1.5")
+    found = {s["engine_id"].rsplit("-", 2)[0]: s for s in client.list_services()
+             if s["engine_id"].startswith(("engine-engine0-", "engine-engine1-"))}
+    assert sorted(found) == ["engine-engine0", "engine-engine1"]
+    assert {(s["binary"], s["status"]) for s in found.values()} == {("nestedflow-engine", "up")}
+    with pytest.raises(messaging.RPCVersionCapError):
+        old.list_services()
+    nested = {"heat_template_version": "2018-08-31",
+              "resources": {"s": {"type": "OS::Heat::Stack", "properties": {
+                  "template": {"heat_template_version": "2018-08-31",
+                               "parameters": {"p": {"type": "string"}}},
+                  "parameters": {"p": "v"}}}}}
+    answer = client.validate_template(nested, show_nested=True, ignorable_errors=["99001"])
+    assert answer["NestedParameters"]["s"]["Parameters"]["p"]["Value"] == "v"
+    assert "NestedParameters" not in old.validate_template(nested)
+    with pytest.raises(messaging.RPCVersionCapError):
+        old.validate_template(nested, show_nested=True)
+    with pytest.raises(exceptions.StackValidationFailed, match="Invalid codes in ignore_errors"):
+        client.validate_template(nested, ignorable_errors=["1"])

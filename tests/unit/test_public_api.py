@@ -30,7 +30,7 @@ ENGINE_SIGNATURES = {
     "list_events": "(self, stack_id, nested_depth=0, context=None)",
     "count_stacks": "(self, show_nested=False, context=None)",
     "validate_template": "(self, template, files=None, environment=None, parameters=None, "
-    "context=None)",
+    "show_nested=False, ignorable_errors=None, context=None)",
     "preview_stack": "(self, name, template, parameters=None, files=None, environment=None, "
     "timeout=None, disable_rollback=False, context=None)",
     "preview_update_stack": "(self, stack_id, template, parameters=None, files=None, "
@@ -64,6 +64,7 @@ ENGINE_SIGNATURES = {
     "signal_software_deployment": "(self, deployment_id, details, updated_at=None, "
     "context=None)",
     "signal_resource": "(self, stack_id, resource_name, details=None, context=None)",
+    "list_services": "(self, context=None)",
 }
 
 

@@ -35,6 +35,7 @@ GETTERS = {
     "Stack Status": _state,
     "Creation Time": lambda s: s.created_at,
     "Updated Time": lambda s: s.updated_at,
+    "Deletion Time": lambda s: s.deleted_at,
     "Parent": lambda s: s.parent_id,
     "Project": lambda s: s.project_id,
     "stack_name": lambda v: v.stack_name if hasattr(v, "physical_id") else v.name,

@@ -355,6 +355,9 @@ class ListStack(tables.Lister):
             shown = shown[:2] + ("Project",) + shown[2:]
         if parsed_args.show_nested:
             shown += ("Parent",)
+        if parsed_args.deleted:
+            # heatclient's _list (osc/v1/stack.py) appends it, after Parent.
+            shown += ("Deletion Time",)
         names = heat_columns.names(parsed_args, shown, LIST_COLUMNS)
         return names, heat_columns.rows(stacks, names)
 

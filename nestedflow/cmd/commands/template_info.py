@@ -19,12 +19,24 @@ class ValidateTemplate(bases.ShowOne):
 
         parser = super().get_parser(prog_name)
         templates.add_template_arguments(parser, required=True)
+        # heatclient/osc/v1/template.py Validate's two options, as Heat's
+        # validate API takes them: show_nested, and ignore_errors split on ","
+        # (heat/api/openstack/v1/stacks.py validate_template).
+        parser.add_argument("--show-nested", action="store_true",
+                            help="resolve parameters from nested templates as well "
+                                 "(adds NestedParameters)")
+        parser.add_argument("--ignore-errors", metavar="<error1,error2,...>",
+                            help="list of heat errors to ignore (Heat's error codes)")
         return parser
 
     def take_action(self, parsed_args):
         from nestedflow.cmd.commands import templates
 
         kwargs = templates.template_kwargs(parsed_args)
+        if parsed_args.show_nested:
+            kwargs["show_nested"] = True
+        if parsed_args.ignore_errors:
+            kwargs["ignorable_errors"] = parsed_args.ignore_errors.split(",")
         answer = self.app.engine.validate_template(**kwargs)
         names = tuple(answer)
         return names, tuple(answer[name] for name in names)
