@@ -16,8 +16,12 @@ python (``tools/heat-peer.sh``; nestedflow never imports Heat):
   ``messaging.setup("fake://")``): no RabbitMQ, no network, so the times are
   Heat's engine and database work without broker latency -- a lower bound of
   a real deployment. Convergence's ``check_resource`` casts go through that
-  transport to the worker's RPC server and its executor threads
-  (``[DEFAULT] executor_thread_pool_size``, Heat's default 64).
+  transport to the worker's RPC server and its executor threads:
+  ``[DEFAULT] executor_thread_pool_size`` is set to the bench's workers per
+  traversal (8 by default), nestedflow's and stock TaskFlow's count. Heat's
+  default, 64, on an SQLite file fails the create: 64 writers wait past
+  SQLite's 5 s busy timeout ("database is locked" on a resource's first
+  write, seen at 1,000 resources on a loaded 2-core machine).
 * Heat's tables are made with ``models.BASE.metadata.create_all`` as
   heat/tests/utils.py ``setup_dummy_db`` makes them. An SQLite file is put in
   WAL mode, as nestedflow's migration puts its own (``--journal delete``
@@ -186,7 +190,8 @@ def _use_wal(url):
 class HeatEngine:
     """One Heat EngineService in this process on ``url``."""
 
-    def __init__(self, url, convergence, journal="wal", pacing="off", threads="pruned"):
+    def __init__(self, url, convergence, workers, journal="wal", pacing="off",
+                 threads="pruned"):
         # heat/cmd/engine.py picks the threading backend before importing
         # oslo_service.service (Heat 27 runs on threads, not eventlet).
         from oslo_service import backend
@@ -202,6 +207,12 @@ class HeatEngine:
         cfg.CONF.set_override("connection", url, group="database")
         cfg.CONF.set_override("convergence_engine", convergence)
         cfg.CONF.set_override("deferred_auth_method", "password")
+        # Registered by the first RPC server (oslo_messaging/server.py), and
+        # Heat reads it then too (EngineService._configure_db_conn_pool_size).
+        import oslo_messaging.server
+
+        cfg.CONF.register_opts(oslo_messaging.server._pool_opts)
+        cfg.CONF.set_override("executor_thread_pool_size", workers)
         # The default (1,000) refuses anything larger than the issue's row.
         cfg.CONF.set_override("max_resources_per_stack", -1)
         if url.startswith("sqlite") and journal == "wal":
@@ -281,7 +292,8 @@ def run(spec, url, measured):
         except ImportError:
             raise nf.NotAvailable("Heat's peer virtualenv has no psycopg2: run "
                                   "tools/heat-peer.sh to add the database drivers") from None
-    heat_engine = HeatEngine(url, ENGINES[spec["impl"]], params.get("journal", "wal"),
+    heat_engine = HeatEngine(url, ENGINES[spec["impl"]], spec["workers"],
+                             params.get("journal", "wal"),
                              params.get("pacing", "off"), params.get("threads", "pruned"))
     try:
         stack_id, state = heat_engine.create(template(5, params["type"]))
@@ -333,6 +345,8 @@ def parse_args(argv):
     parser.add_argument("--threads", choices=THREADS, default="pruned",
                         help="Heat's stack thread groups: pruned of finished threads "
                         "(default) or shipped (legacy fails at about 500 resources)")
+    parser.add_argument("--workers", type=int, default=8,
+                        help="convergence's executor threads (default 8, the bench's)")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=3600.0)
     args = parser.parse_args(argv)
@@ -340,8 +354,7 @@ def parse_args(argv):
     unknown = [name for name in args.engines if name not in ENGINES]
     if unknown:
         parser.error(f"unknown engine {unknown[0][5:]!r}; known: legacy, convergence")
-    # What bench.cli.Runner reads of the suite's arguments.
-    args.workers, args.profile = None, None
+    args.profile = None  # read by bench.cli.Runner, as the suite's arguments are
     return args
 
 

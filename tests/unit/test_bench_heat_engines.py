@@ -41,7 +41,7 @@ def test_case_runs_both_heat_engines_beside_nestedflow():
     labels = [cases.label(case, p) for p in case.variants]
     assert labels == ["1000 None", "1000 TestResource", "100 None (Heat paced)"]
     args = cli.parse_args(["--quick", "--cases", "heat-engines", "--db", "sqlite"])
-    assert [r["label"] for r in cli.plan(args)] == ["10 None"]
+    assert [r["label"] for r in cli.plan(args)] == ["10 None (Heat paced)"]
 
 
 def test_template_is_n_independent_resources_of_one_type():
