@@ -18,10 +18,21 @@ python (``tools/heat-peer.sh``; nestedflow never imports Heat):
   a real deployment. Convergence's ``check_resource`` casts go through that
   transport to the worker's RPC server and its executor threads:
   ``[DEFAULT] executor_thread_pool_size`` is set to the bench's workers per
-  traversal (8 by default), nestedflow's and stock TaskFlow's count. Heat's
-  default, 64, on an SQLite file fails the create: 64 writers wait past
-  SQLite's 5 s busy timeout ("database is locked" on a resource's first
-  write, seen at 1,000 resources on a loaded 2-core machine).
+  traversal (8 by default; Heat's default is 64), the count nestedflow and
+  stock TaskFlow get.
+* Convergence on an SQLite file, unpaced (below), fails: resources run
+  concurrently and one of them gets "database is locked" on a write
+  (seen with 8 and with 64 executor threads, from 10 resources up);
+  probably SQLite's refusal, without waiting for its busy timeout, of a
+  deferred transaction that read and then writes after another connection
+  wrote (nestedflow opens its write transactions IMMEDIATE; not
+  confirmed). As shipped, convergence starts one leaf a second, and the
+  create completes.
+* ``[DEFAULT] periodic_interval`` is raised from 60 s to an hour: the
+  engine's periodic service report (``EngineService.service_manage_report``)
+  writes the ``service`` table while the create writes, and on an SQLite
+  file one of the two gets "database is locked" -- seen failing a legacy
+  create of 1,000 (the stack CREATE_FAILED) in one run of three.
 * Heat's tables are made with ``models.BASE.metadata.create_all`` as
   heat/tests/utils.py ``setup_dummy_db`` makes them. An SQLite file is put in
   WAL mode, as nestedflow's migration puts its own (``--journal delete``
@@ -58,7 +69,7 @@ python (``tools/heat-peer.sh``; nestedflow never imports Heat):
   the state is deferred while the stack lock is held and written by
   ``persist_state_and_release_lock`` when the create thread ends
   (``Stack.defer_state_persist``). Both methods are wrapped to note the
-  moment; nothing in Heat's behaviour changes.
+  moment, which changes nothing they do.
 * ``Stack.validate`` (called once, in ``_parse_template_and_validate_stack``)
   is timed on its own and reported apart: ``elapsed_s`` and ``cpu_s`` are the
   create without it, ``validate_s`` and ``validate_cpu_s`` the validation.
@@ -207,6 +218,7 @@ class HeatEngine:
         cfg.CONF.set_override("connection", url, group="database")
         cfg.CONF.set_override("convergence_engine", convergence)
         cfg.CONF.set_override("deferred_auth_method", "password")
+        cfg.CONF.set_override("periodic_interval", 3600)
         # Registered by the first RPC server (oslo_messaging/server.py), and
         # Heat reads it then too (EngineService._configure_db_conn_pool_size).
         import oslo_messaging.server
