@@ -28,6 +28,13 @@ python (``tools/heat-peer.sh``; nestedflow never imports Heat):
   wrote (nestedflow opens its write transactions IMMEDIATE; not
   confirmed). As shipped, convergence starts one leaf a second, and the
   create completes.
+* Convergence's workers parse sync-point keys with ``ast.literal_eval`` in
+  every executor thread (heat/engine/sync_point.py ``_str_unpack_tuple``);
+  on this CPython (3.11.7) concurrent calls now and then raise
+  ``SystemError: AST constructor recursion depth mismatch`` (the error of
+  python/cpython#106905 in threaded programs), failing the stack: 2 runs in
+  2 of 1,000 on PostgreSQL. The calls are made one at a time (a lock around
+  ``ast.literal_eval``), which changes no result.
 * ``[DEFAULT] periodic_interval`` is raised from 60 s to an hour: the
   engine's periodic service report (``EngineService.service_manage_report``)
   writes the ``service`` table while the create writes, and on an SQLite
@@ -192,6 +199,18 @@ def _prune_finished_threads():
     service.ThreadGroup.add_thread = pruning
 
 
+def _serialize_literal_eval():
+    import ast
+
+    literal_eval, lock = ast.literal_eval, threading.Lock()
+
+    def one_at_a_time(node_or_string):
+        with lock:
+            return literal_eval(node_or_string)
+
+    ast.literal_eval = one_at_a_time
+
+
 def _use_wal(url):
     path = url.split("sqlite:///", 1)[1]
     with sqlite3.connect(path) as conn:
@@ -242,6 +261,7 @@ class HeatEngine:
         scheduler.ENABLE_SLEEP = pacing == "shipped"
         if threads == "pruned":
             _prune_finished_threads()
+        _serialize_literal_eval()
         self.service = service.EngineService("bench", rpc_api.ENGINE_TOPIC)
         self.service.start()
         self.context = self._context()
