@@ -23,6 +23,8 @@ RSS_LIMIT_MB = 1024.0
 VALIDATE_SCALING = 2.5
 PREVIEW_1000_S = 0.5
 UPDATE_RATE = 300.0
+#: nestedflow's flat create against Heat 27's legacy engine (issue 36: 15x, 30x the aim).
+HEAT_LEGACY_SPEEDUP = 15.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +37,8 @@ class Case:
     dbs: str = "each"  # each selected db | "server": PostgreSQL if selected | "sqlite"
     stock: bool = True  # has a stock-TaskFlow baseline
     heavy: int = 5000  # variants with at least this many resources run --heavy-runs times
+    #: Other engines run beside nestedflow, interleaved run by run (bench.heat_engines).
+    peers: tuple = ()
 
 
 def _sized(shape, sizes, **extra):
@@ -77,6 +81,17 @@ CASES = (
     Case("update-mixed", "update",
          "update of N TestResources: half in place, a quarter replaced, a quarter unchanged",
          ({"n": 1000},), ({"n": 40},)),
+    # Heat's deliberate sleeps off (as its unit tests run it), then as shipped
+    # at a size its convergence's 1 s per leaf allows (bench/heat_engines.py).
+    # Quick: as shipped, the one way Heat's convergence creates on SQLite.
+    Case("heat-engines", "heat",
+         "N independent resources: create, warm, beside Heat 27's legacy and convergence "
+         "engines in the peer virtualenv (validate timed apart)",
+         (*({"n": 1000, "type": t, "pacing": "off"}
+            for t in ("OS::Heat::None", "OS::Heat::TestResource")),
+          {"n": 100, "type": "OS::Heat::None", "pacing": "shipped"}),
+         ({"n": 10, "type": "OS::Heat::None", "pacing": "shipped"},),
+         stock=False, peers=("heat-legacy", "heat-convergence")),
 )
 
 BY_NAME = {case.name: case for case in CASES}
@@ -90,6 +105,9 @@ def label(case, params):
         return f"{params['children']}x{params['per_child']}"
     if case.kind == "validate" and params["shape"] == "real":
         return f"real ({params['n']})"
+    if case.kind == "heat":
+        shipped = " (Heat paced)" if params.get("pacing") == "shipped" else ""
+        return f"{params['n']} {params['type'].rsplit('::', 1)[-1]}{shipped}"
     return str(params["n"])
 
 
@@ -168,6 +186,12 @@ def targets(row, rows):
     if case.kind == "update" and n == 1000:
         out.append(_check(f">= {UPDATE_RATE:.0f} res/s", row.get("rate"),
                           lambda v: v >= UPDATE_RATE))
+    if case.kind == "heat" and n == 1000 and db == "sqlite" and \
+            params["type"] == "OS::Heat::None" and params.get("pacing") == "off":
+        ratio = (row.get("vs_peers") or {}).get("heat-legacy")
+        out.append(_check(f">= {HEAT_LEGACY_SPEEDUP:.0f}x Heat legacy"
+                          + ("" if ratio is None else f" (is {ratio:.1f}x)"),
+                          ratio, lambda v: v >= HEAT_LEGACY_SPEEDUP))
     if case.kind == "nested":
         out.append(_check(f"peak RSS/process <= {RSS_LIMIT_MB:.0f} MB", row.get("peak_rss_mb"),
                           lambda v: v <= RSS_LIMIT_MB))

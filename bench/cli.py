@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 
-from bench import cases, machine, measure, report
+from bench import cases, heat_engines, machine, measure, report
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_JSON = os.path.join(REPO_ROOT, "bench", "results.json")
@@ -103,11 +103,13 @@ def plan(args):
 
 
 class Runner:
-    def __init__(self, args, log):
+    def __init__(self, args, log, pythons=None):
         self.args = args
         self.log = log
         self.tmp = tempfile.mkdtemp(prefix="nestedflow-bench-runs-")
         self.count = 0
+        #: implementation -> the python its runs use (a peer's virtualenv); default ours.
+        self.pythons = pythons or {}
 
     def run(self, case, row, impl, index):
         """One run in a fresh process; returns its result dict."""
@@ -129,7 +131,8 @@ class Runner:
         started = time.monotonic()
         with open(log_path, "w") as log:
             # Own session: a timeout kills the run and any conductor it started.
-            proc = subprocess.Popen([sys.executable, "-m", "bench.worker", spec_path, out_path],
+            python = self.pythons.get(impl, sys.executable)
+            proc = subprocess.Popen([python, "-m", "bench.worker", spec_path, out_path],
                                     cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
             try:
@@ -179,19 +182,41 @@ def summarize(runs, n, bound):
         summary[key + "_per_res"] = statistics.median(r.get(key, 0) for r in ok) / n
     kinds = ok[0].get("sql_by_kind") or {}
     summary["sql_by_kind_per_res"] = {kind: round(count / n, 3) for kind, count in kinds.items()}
-    for key in ("build_s", "tf_compile_s", "validate_store_s"):
+    for key in ("build_s", "tf_compile_s", "validate_store_s", "cpu_s", "total_s", "validate_s",
+                "validate_cpu_s"):
         if key in ok[0]:
             summary[key] = statistics.median(r[key] for r in ok)
     return summary
 
 
+def peer_pythons(rows):
+    """The python of every peer implementation the rows need; {} and a
+    one-line message when Heat's peer virtualenv is not installed."""
+    peers = {impl for row in rows for impl in cases.BY_NAME[row["case"]].peers}
+    if not peers:
+        return {}
+    python = heat_engines.peer_python(REPO_ROOT)
+    if python is None:
+        print(f"heat-engines: skipped: {heat_engines.MISSING}", file=sys.stderr)
+        return {}
+    return dict.fromkeys(peers, python)
+
+
 def execute(args, rows, results, stock_cache, write):
-    runner = Runner(args, log=sys.stderr)
+    pythons = peer_pythons(rows)
+    runner = Runner(args, log=sys.stderr, pythons=pythons)
     total = len(rows)
     for number, row in enumerate(rows, 1):
         case = cases.BY_NAME[row["case"]]
         n = row["params"]["n"]
         runs = args.heavy_runs if n >= case.heavy else args.runs
+        if case.peers and not all(impl in pythons for impl in case.peers):
+            row.update(status="skipped", note=f"skipped: {heat_engines.MISSING}", runs=[],
+                       runs_requested=runs, errors=[])
+            results.append(row)
+            write()
+            continue
+        peer_runs = {impl: [] for impl in case.peers}
         key = None if args.no_stock else cases.stock_key(case, row["params"], row["db"],
                                                           args.workers)
         need_stock = key is not None and key not in stock_cache
@@ -209,6 +234,10 @@ def execute(args, rows, results, stock_cache, write):
                 result = runner.run(case, row, "stock", index)
                 stock_runs.append(result)
                 _progress(number, total, row, "stock TaskFlow", index, runs, result)
+            for impl in case.peers:  # interleaved with nestedflow's runs: same load
+                result = runner.run(case, row, impl, index)
+                peer_runs[impl].append(result)
+                _progress(number, total, row, heat_engines.TITLES[impl], index, runs, result)
         if need_stock:
             stock_cache[key] = {"summary": summarize(stock_runs, n, row["bound_s"]),
                                 "runs": stock_runs, "first": f"{row['case']} {row['db']}"}
@@ -236,8 +265,23 @@ def execute(args, rows, results, stock_cache, write):
                 row["speedup"] = stock["summary"]["median_s"] / summary["median_s"]
         if summary and row["bound_s"]:
             row["vs_bound"] = summary["median_s"] / row["bound_s"]
+        if case.peers:
+            add_peers(row, peer_runs, n)
         results.append(row)
         write()
+
+
+def add_peers(row, peer_runs, n):
+    """Each peer's summary, its errors, and its time over nestedflow's."""
+    row["peers"], row["peer_runs"], row["vs_peers"], row["peer_errors"] = {}, peer_runs, {}, {}
+    for impl, runs in peer_runs.items():
+        summary = summarize(runs, n, None)
+        row["peers"][impl] = summary
+        problems = [r.get("error") or r.get("na") for r in runs if "error" in r or "na" in r]
+        if problems:
+            row["peer_errors"][impl] = problems
+        if summary and row.get("median_s"):
+            row["vs_peers"][impl] = summary["median_s"] / row["median_s"]
 
 
 def _progress(number, total, row, impl, index, runs, result):
@@ -305,7 +349,9 @@ def main(argv=None):
     if args.profile:
         print(f"profiles: {args.profile} (python -m bench.report --profile FILE.prof)")
     failed = any(t["passed"] is False for row in data["rows"] for t in row["targets"])
-    errored = any(row["status"] == "error" or row.get("stock_errors") for row in data["rows"])
+    errored = any(row["status"] == "error" or row.get("stock_errors")
+                  or any("error" in r for runs in (row.get("peer_runs") or {}).values()
+                         for r in runs) for row in data["rows"])
     return 1 if errored or (args.strict and failed) else 0
 
 

@@ -10,7 +10,7 @@ import os
 import pstats
 import sys
 
-from bench import machine
+from bench import heat_engines, machine
 
 HEADERS = ("case", "db", "n", "impl", "median s", "res/s", "ms/res", "CPU ms/res", "SQL/res",
            "commits/res", "peak RSS MB", "vs stock", "bound s", "vs bound", "target", "result")
@@ -56,8 +56,8 @@ def table_rows(data):
         result_text = "\n".join(_result(t["passed"]) for t in targets)
         if row["status"] == "na":
             cells = [NA] + [""] * 6
-        elif row["status"] == "error":
-            cells = ["error"] + [""] * 6
+        elif row["status"] in ("error", "skipped"):
+            cells = [row["status"]] + [""] * 6
         else:
             cells = _cells(row)
             runs = row.get("runs_ok", 0)
@@ -77,7 +77,49 @@ def table_rows(data):
             stock = row.get("stock")
             cells = _cells(stock) if stock else ["error"] + [""] * 6
             lines.append((["", "", "", "stock TaskFlow", *cells, "", "", "", "", ""], "stock"))
+        lines.extend(peer_lines(row))
     return lines
+
+
+def peer_lines(row):
+    """A line per peer engine (Heat's): its create with its validation apart,
+    and in the "vs stock" column how many times nestedflow's time it took."""
+    lines = []
+    for impl, summary in (row.get("peers") or {}).items():
+        if summary is None:
+            cells = ["error" if row.get("peer_errors", {}).get(impl) else ""] + [""] * 6
+        else:
+            cells = _cells(summary)
+            if summary.get("validate_s") is not None:
+                cells[0] += f" (+{_secs(summary['validate_s'])} validate)"
+        ratio = (row.get("vs_peers") or {}).get(impl)
+        vs = "" if ratio is None else f"nestedflow {ratio:.1f}x"
+        lines.append((["", "", "", heat_engines.TITLES[impl], *cells, vs, "", "", "", ""],
+                      "stock"))
+    return lines
+
+
+def peer_note(row):
+    """nestedflow's time and each Heat engine's, CPU beside wall (a shared
+    machine's load lengthens wall time, not CPU time), or None."""
+    if not row.get("peers") or not row.get("median_s"):
+        return None
+    parts = [f"nestedflow {row['median_s']:.2f} s, CPU {row.get('cpu_s', 0.0):.2f} s"]
+    for impl, summary in row["peers"].items():
+        if summary is None:
+            continue
+        part = (f"{heat_engines.TITLES[impl]} {summary['median_s']:.2f} s "
+                f"(+{summary.get('validate_s', 0.0):.2f} s validate), "
+                f"CPU {summary.get('cpu_s', 0.0):.2f} s "
+                f"(+{summary.get('validate_cpu_s', 0.0):.2f} s)")
+        ratio = row["vs_peers"].get(impl)
+        cpu_ratio = summary.get("cpu_s", 0.0) / row["cpu_s"] if row.get("cpu_s") else None
+        if ratio is not None:
+            part += f": {ratio:.1f}x nestedflow's wall"
+            if cpu_ratio is not None:
+                part += f", {cpu_ratio:.1f}x its CPU"
+        parts.append(part)
+    return "; ".join(parts)
 
 
 def notes(data):
@@ -97,6 +139,10 @@ def notes(data):
                        "run in their own processes (their peak RSS is included)")
         for error in row.get("stock_errors") or []:
             out.append(f"{where} stock TaskFlow: {error}")
+        if peer_note(row):
+            out.append(f"{where}: {peer_note(row)}")
+        for impl, problems in (row.get("peer_errors") or {}).items():
+            out.append(f"{where} {heat_engines.TITLES[impl]}: {problems[0]}")
     return out
 
 

@@ -20,7 +20,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _quiet():
     warnings.simplefilter("ignore")
     logging.basicConfig(level=logging.WARNING)
-    for name in ("nestedflow", "taskflow", "stevedore", "alembic", "oslo_db"):
+    for name in ("nestedflow", "taskflow", "stevedore", "alembic", "oslo_db", "heat"):
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
@@ -219,7 +219,26 @@ def run_update(spec, url, measured):
         engine.close()
 
 
+def run_heat(spec, url, measured):
+    """Flat create of N resources of one type, warm: nestedflow here, Heat's
+    own engines in the peer virtualenv's python (bench.heat_engines)."""
+    from bench import heat_engines, nf
+
+    params = spec["params"]
+    if spec["impl"] in heat_engines.ENGINES:
+        heat_engines.run(spec, url, measured)
+        return
+    nf.configure(params["n"])
+    engine = nf.make_engine(url, spec["workers"])
+    try:
+        nf.warm_up(engine)
+        measured(nf.create, engine, heat_engines.template(params["n"], params["type"]))
+    finally:
+        engine.close()
+
+
 KINDS = {
+    "heat": run_heat,
     "preview": run_preview,
     "update": run_update,
     "stack": run_stack,

@@ -11,6 +11,9 @@
 #                               (heat/engine/resources/...) for plugin_dirs tests
 #   python-heatclient 5.3.0, python-openstackclient 10.5.0   `openstack stack ...`
 #   gabbi, tempest, heat-tempest-plugin, stestr   Heat's own API and functional suites
+#   psycopg2-binary 2.9.13, PyMySQL 1.2.4   database drivers, for Heat's own engines
+#                               on PostgreSQL and MySQL (bench/heat_engines.py); the
+#                               versions nestedflow's own virtualenv has
 #
 # Environment: NESTEDFLOW_HEAT_VENV  where the virtualenv goes (default .venv-heat
 # in the repository root).
@@ -28,7 +31,19 @@ PINS=(
     "heat-tempest-plugin==3.0.0"
     "stestr==4.2.1"
 )
+# Stamped apart: a virtualenv made before the drivers were added (or by an
+# older checkout of this script) keeps its stamp, and only gains the drivers.
+DB_PINS=(
+    "psycopg2-binary==2.9.13"
+    "PyMySQL==1.2.4"
+)
 STAMP="$VENV/.nestedflow-peer-pins"
+DB_STAMP="$VENV/.nestedflow-peer-db-pins"
+
+installed() {
+    [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "${PINS[*]}" ] &&
+        [ -f "$DB_STAMP" ] && [ "$(cat "$DB_STAMP")" = "${DB_PINS[*]}" ]
+}
 
 if [ "${1:-}" = "path" ]; then
     [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "${PINS[*]}" ] || exit 1
@@ -36,7 +51,7 @@ if [ "${1:-}" = "path" ]; then
     exit 0
 fi
 
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "${PINS[*]}" ]; then
+if installed; then
     echo "$VENV"
     exit 0
 fi
@@ -46,13 +61,17 @@ fi
 mkdir -p "$(dirname "$VENV")"
 exec 9>"$VENV.lock"
 flock 9
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "${PINS[*]}" ]; then
+if installed; then
     echo "$VENV"
     exit 0
 fi
 
-python3 -m venv "$VENV" >&2
-"$VENV/bin/pip" install -q --upgrade pip >&2
-"$VENV/bin/pip" install -q "${PINS[@]}" >&2
-echo "${PINS[*]}" > "$STAMP"
+if ! [ -f "$STAMP" ] || [ "$(cat "$STAMP")" != "${PINS[*]}" ]; then
+    python3 -m venv "$VENV" >&2
+    "$VENV/bin/pip" install -q --upgrade pip >&2
+    "$VENV/bin/pip" install -q "${PINS[@]}" >&2
+    echo "${PINS[*]}" > "$STAMP"
+fi
+"$VENV/bin/pip" install -q "${DB_PINS[@]}" >&2
+echo "${DB_PINS[*]}" > "$DB_STAMP"
 echo "$VENV"
