@@ -214,7 +214,11 @@ def _signal_handles(engine, stack_id, signalled):
     ``count`` SUCCESS signals its servers would, once."""
     resources = engine.list_resources(stack_id, nested_depth=5)
     for waiting in resources:
-        if waiting.type != "OS::Heat::WaitCondition" or waiting.status != "IN_PROGRESS":
+        # Only a create or an update waits for signals (HeatWaitCondition's
+        # handle_create and handle_update); a deleted wait condition's handle
+        # may already be in its own delete, which refuses them.
+        if waiting.type != "OS::Heat::WaitCondition" or (waiting.action, waiting.status) not in (
+                ("CREATE", "IN_PROGRESS"), ("UPDATE", "IN_PROGRESS")):
             continue
         for handle in resources:
             key = (handle.stack_id, handle.name)
