@@ -48,6 +48,11 @@ def _sized(shape, sizes, **extra):
 CASES = (
     Case("flat-create", "stack", "N independent OS::Heat::None: stack create",
          _sized("flat", (1000, 5000), phase="create"), _sized("flat", (50,), phase="create")),
+    # A type with a real (non-database) action: its physical object is a
+    # row of the shared store, made and checked through its fenced API.
+    Case("flat-create-test", "stack", "N independent OS::Heat::TestResource: stack create",
+         _sized("flat", (1000,), phase="create", type="OS::Heat::TestResource"),
+         _sized("flat", (50,), phase="create", type="OS::Heat::TestResource")),
     Case("flat-delete", "stack", "N independent OS::Heat::None: stack delete",
          _sized("flat", (1000, 5000), phase="delete"), _sized("flat", (50,), phase="delete")),
     Case("chain", "stack", "a chain of N OS::Heat::None (each depends on the previous)",

@@ -96,14 +96,15 @@ def list_schedule(nodes, workers):
     return now
 
 
-def template(nodes):
-    """A HOT template of the shape: TestResource where a node waits, else None."""
+def template(nodes, type_name="OS::Heat::None"):
+    """A HOT template of the shape: TestResource where a node waits, else
+    ``type_name``."""
     resources = {}
     for name, parents, wait in nodes:
         if wait:
             res = {"type": "OS::Heat::TestResource", "properties": {"wait_secs": wait}}
         else:
-            res = {"type": "OS::Heat::None"}
+            res = {"type": type_name}
         if parents:
             res["depends_on"] = list(parents)
         resources[name] = res

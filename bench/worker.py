@@ -78,7 +78,7 @@ def run_stack(spec, url, measured):
     engine = nf.make_engine(url, workers)
     try:
         nf.warm_up(engine)
-        template = shapes.template(nodes)
+        template = shapes.template(nodes, params.get("type", "OS::Heat::None"))
         if params.get("phase") == "delete":
             stack = nf.create(engine, template)
             nf.quiesce(engine)

@@ -107,6 +107,15 @@ engine_opts = [
         "are never freed; turn this off in a host process that builds its engine "
         "before the rest of its long-lived state is settled.",
     ),
+    cfg.BoolOpt(
+        "database_only_waves",
+        default=True,
+        help="Create and delete the resources whose actions only write "
+        "nestedflow's database (OS::Heat::None, OS::Heat::Value, ...) a "
+        "dependency wave at a time: one task and one transaction per wave, "
+        "with the same per-resource states and events "
+        "(doc/source/performance.rst). Off: a task per resource.",
+    ),
     cfg.ListOpt(
         "hidden_stack_tags",
         default=["data-processing-cluster"],

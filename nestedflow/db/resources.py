@@ -22,6 +22,17 @@ class ResourceStore:
             resources.c.current.is_(True))
         self._resource_insert = sa.insert(resources)
         self._holder_owns_stack = sa.select(fencing.not_taken_over())
+        stacks = models.Stack.__table__
+        # A wave's fence (write_free_resources): the run's ownership and
+        # cancel, read FOR SHARE so that they hold until the commit.
+        self._run_state = (
+            sa.select(stacks.c.current_traversal, stacks.c.traversal_owner,
+                      stacks.c.cancel_requested)
+            .where(stacks.c.id == sa.bindparam("w_stack")).with_for_update(read=True))
+        self._written_check = (
+            sa.select(resources.c.id, resources.c.atomic_key, resources.c.engine_id,
+                      resources.c.traversal_id)
+            .where(resources.c.id.in_(sa.bindparam("w_ids", expanding=True))))
 
     def list_resources(self, stack_id, current_only=True):
         query = (self._current_resources_of_stack if current_only
@@ -217,6 +228,78 @@ class ResourceStore:
             return None
         return _applied(models.ResourceRow.copy(row), merged)
 
+    def write_free_resources(self, plans, holder, stack_id, traversal_id, owner=None,
+                             cancelled_ok=False, event=None):
+        """:meth:`write_free_resource` for the rows of a database-only wave
+        (:mod:`nestedflow.flows.tasks.waves`): every row's writes, and
+        their events, in one transaction -- all of them or none.
+
+        ``plans``: ``(row, writes)`` pairs, ``row`` as read when the flow
+        was built (free), ``writes`` the successive writes of its action,
+        the last releasing the lock (``engine_id=None``), as
+        :meth:`write_free_resource`'s ``start`` returns them. Returns the
+        rows as written, or None when nothing was: the traversal is not
+        ``traversal_id`` run by ``owner`` (or is cancelled, unless
+        ``cancelled_ok``), or any row changed since it was read -- the
+        caller then finds out which, row by row.
+        """
+        groups, events, written = {}, [], []
+        now = models.utcnow()
+        for row, writes in plans:
+            merged = {}
+            for values in writes:
+                merged.update(values)
+            merged["updated_at"] = now
+            params = {f"v_{key}": value for key, value in merged.items()}
+            params.update(w_id=row.id, w_key=row.atomic_key, v_atomic_key=row.atomic_key + 1,
+                          w_stack=stack_id, w_traversal=traversal_id, w_owner=owner)
+            groups.setdefault(frozenset(merged), []).append(params)
+            row_events = self._event_params(row, writes, event, now) if event else []
+            events.extend(row_events)
+            written.append((row, merged, row_events))
+        free = (bool(owner), cancelled_ok)
+        try:
+            with self._single.begin() as conn:
+                # First: a locking read of the run's ownership, held to the
+                # commit (fencing): a run taken over writes nothing at all.
+                found = conn.execute(self._run_state, {"w_stack": stack_id}).first()
+                if found is None or found[0] != traversal_id or (
+                        owner and found[1] != owner) or (found[2] and not cancelled_ok):
+                    return None
+                for columns, rows in groups.items():
+                    # Each row's compare-and-swap also checks ownership in
+                    # its own statement, as every resource write does.
+                    result = conn.execute(self._cas_statement(columns, free), rows)
+                    if self._engine.dialect.supports_sane_multi_rowcount:
+                        if result.rowcount != len(rows):
+                            raise _Changed()
+                    elif not self._all_written(conn, rows):
+                        raise _Changed()
+                if events:
+                    conn.execute(self._event_insert_from_params,
+                                 [{f"e_{name}": value for name, value in fields.items()}
+                                  for fields in events])
+        except _Changed:
+            return None
+        rows = []
+        for row, merged, row_events in written:
+            if row_events and self._event_listeners:
+                self._events_written(row, row_events)
+            rows.append(_applied(models.ResourceRow.copy(row), merged))
+        return rows
+
+    def _all_written(self, conn, params):
+        """Did a batched executemany (whose row count the driver does not
+        give) write every row? Read in the writing transaction: each row
+        it wrote has the key it set, its traversal and no lock, which a
+        write of another run (locking first: a key two above, or a lock)
+        or of another traversal cannot leave."""
+        expected = {p["w_id"]: (p["v_atomic_key"], p.get("v_traversal_id")) for p in params}
+        found = conn.execute(self._written_check, {"w_ids": list(expected)}).all()
+        return len(found) == len(expected) and all(
+            expected[f.id][0] == f.atomic_key and f.engine_id is None and (
+                expected[f.id][1] in (None, f.traversal_id)) for f in found)
+
     def _try_lock_statement(self, with_owner, cancelled_ok):
         key = ("try_lock", with_owner, cancelled_ok)
         stmt = self._cas_statements.get(key)
@@ -396,6 +479,10 @@ class ResourceStore:
         # Locked: the statements after it in the lock's transaction are
         # fenced by it too, until the commit.
         return fencing.owns_stack(*owns)
+
+
+class _Changed(Exception):
+    """A row of a wave was written since it was read: roll the wave back."""
 
 
 def run_start(row, start, write):

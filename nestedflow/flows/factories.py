@@ -15,7 +15,7 @@ from nestedflow import exceptions, states
 from nestedflow.db import plans
 from nestedflow.flows import collector, runtime, tasks
 from nestedflow.flows.scope import TraversalScope
-from nestedflow.flows.tasks import rerun
+from nestedflow.flows.tasks import rerun, waves
 from nestedflow.stacks.definition import load_definition
 
 #: The dotted name a job stores for :func:`stack_traversal`.
@@ -127,11 +127,20 @@ def _symbols(names):
 def _create_tasks(scope, rows):
     rows = [row for row in rows if row.current]
     names_by_id = {row.id: row.name for row in rows}
-    created = [
-        tasks.CreateResource(scope, row, [names_by_id[i] for i in row.requires if i in names_by_id])
-        for row in rows
-    ]
+    dependencies = {row.id: [names_by_id[i] for i in row.requires if i in names_by_id]
+                    for row in rows}
+    batched, rows = _waves(scope, rows, {row.id: row.requires for row in rows})
+    created = [tasks.CreateWave(scope, wave, dependencies) for wave in batched]
+    created += [tasks.CreateResource(scope, row, dependencies[row.id]) for row in rows]
     return created, _symbols(names_by_id.values())
+
+
+def _waves(scope, rows, before):
+    """(database-only waves, the rows left to tasks of their own): see
+    nestedflow.flows.tasks.waves."""
+    if not scope.runtime.database_only_waves:
+        return [], rows
+    return waves.cut(rows, before, scope.in_database_only)
 
 
 def _update_tasks(scope, rows):
@@ -155,7 +164,7 @@ def _update_tasks(scope, rows):
     return [*converge, barrier, *cleanup], final
 
 
-def _cleanup_tasks(scope, doomed, maybe_replaced, after=()):
+def _cleanup_tasks(scope, doomed, maybe_replaced, after=(), batch=False):
     # Old versions already deleted need no task; a current row does even if
     # it has no object yet (an older traversal may be creating it right now,
     # and an update must drop it from the stack), and so does a locked one.
@@ -165,6 +174,10 @@ def _cleanup_tasks(scope, doomed, maybe_replaced, after=()):
     present = {row.id for row in candidates}
     edges = _acyclic_edges(candidates, present)
     built = []
+    if batch:
+        # A stack delete: database-only rows deleted together, wave by wave.
+        batched, candidates = _waves(scope, candidates, edges)
+        built += [tasks.DeleteWave(scope, wave, edges) for wave in batched]
     for row in candidates:
         cls = tasks.CleanupReplaced if row in maybe_replaced else tasks.DeleteResource
         built.append(cls(scope, row, edges[row.id], after=after))
@@ -208,8 +221,13 @@ def _reaches(edges, start, goal):
 
 
 def _delete_tasks(scope, rows):
-    deletes = _cleanup_tasks(scope, rows, ())
-    return deletes, [task.provides_symbol for task in deletes]
+    deletes = _cleanup_tasks(scope, rows, (), batch=True)
+    return deletes, [symbol for task in deletes for symbol in _provided(task)]
+
+
+def _provided(task):
+    return task.provides_symbol if isinstance(task.provides_symbol, tuple) else (
+        task.provides_symbol,)
 
 
 def _action_tasks(scope, rows):

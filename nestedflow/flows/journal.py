@@ -136,8 +136,11 @@ def redacted(results):
     hidden parameter, and the journal outlives the traversal. The row they
     were read from keeps them, so the journal keeps which row:
     :func:`restore_results` reads them back from it when a run resumes.
-    Results journaled before this kept everything and are left so.
+    Results journaled before this kept everything and are left so. A
+    database-only wave's result is one such result per resource.
     """
+    if isinstance(results, (list, tuple)):
+        return [redacted(item) for item in results]
     if not isinstance(results, dict) or "row" not in results or "attrs" not in results:
         return results
     kept = {key: value for key, value in results.items() if key not in _FROM_ROW}
@@ -150,23 +153,35 @@ def redacted(results):
 def restore_results(detail, read_rows, traversal_id):
     """Put back into ``detail``'s atoms, as read from the journal, what
     :func:`redacted` left out; ``read_rows()``: the stack's resource rows."""
-    redacted_atoms = [atom for atom in detail if isinstance(atom.results, dict)
-                      and "row" in atom.results and "attrs" not in atom.results]
+    redacted_atoms = [atom for atom in detail if _is_redacted(atom.results) or (
+        isinstance(atom.results, list) and any(_is_redacted(r) for r in atom.results))]
     if not redacted_atoms:
         return
     rows = {row.id: row for row in read_rows()}
     for atom in redacted_atoms:
-        results = dict(atom.results)
-        row = rows.get(results["row"])
-        data = (row.attr_data or {}) if row is not None else {}
-        results.update(ref=data.get("ref"), attrs=data.get("attrs") or {})
-        if data.get(ATTR_ERRORS):
-            results[ATTR_ERRORS] = data[ATTR_ERRORS]
-        undo = results.get("undo")
-        if isinstance(undo, dict) and undo.get("updated") is not None:
-            results["undo"] = dict(undo, previous=_previous(rows.get(undo["updated"]),
-                                                           traversal_id))
-        atom.results = results
+        if isinstance(atom.results, list):  # a database-only wave's
+            atom.results = [_restored(r, rows, traversal_id) if _is_redacted(r) else r
+                            for r in atom.results]
+        else:
+            atom.results = _restored(atom.results, rows, traversal_id)
+
+
+def _is_redacted(results):
+    return isinstance(results, dict) and "row" in results and "attrs" not in results
+
+
+def _restored(results, rows, traversal_id):
+    results = dict(results)
+    row = rows.get(results["row"])
+    data = (row.attr_data or {}) if row is not None else {}
+    results.update(ref=data.get("ref"), attrs=data.get("attrs") or {})
+    if data.get(ATTR_ERRORS):
+        results[ATTR_ERRORS] = data[ATTR_ERRORS]
+    undo = results.get("undo")
+    if isinstance(undo, dict) and undo.get("updated") is not None:
+        results["undo"] = dict(undo, previous=_previous(rows.get(undo["updated"]),
+                                                       traversal_id))
+    return results
 
 
 def _previous(row, traversal_id):

@@ -94,6 +94,9 @@ class Runtime:
     #: Whether the run holding a lock is alive, where the process can tell;
     #: else (None) only the lock's age decides.
     owner_alive: OwnerProbe | None = None
+    #: Act on database-only resources a dependency wave at a time
+    #: (:mod:`nestedflow.flows.tasks.waves`; ``[engine] database_only_waves``).
+    database_only_waves: bool = True
     #: Worker pools kept across runs (:class:`workers.PoolCache`).
     pools: workers.PoolCache = dataclasses.field(default_factory=workers.PoolCache)
     _stops: dict = dataclasses.field(default_factory=dict)

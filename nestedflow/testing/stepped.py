@@ -246,6 +246,8 @@ class SteppedEngine(Engine):
         super().__init__(*args, **kwargs)
 
     def _make_runtime(self, **fields):
+        # Scenarios step and name one resource's action at a time.
+        fields["database_only_waves"] = False
         return SteppedRuntime(**fields, simulation=self._simulation)
 
     def _make_dispatcher(self):

@@ -1,0 +1,279 @@
+"""Database-only waves: the resources whose actions only write nestedflow's
+own database (:attr:`nestedflow.resources.base.Resource.side_effects`
+False: ``OS::Heat::None``, ``Value``, a scaling policy, ...) acted on
+together -- one TaskFlow task and one transaction per wave -- where each
+would otherwise cost a task of its own, a journal record and a commit.
+
+How waves are cut (:func:`cut`): a resource joins a wave only if its type is
+database-only (no checks, no hooks) and everything it waits for is too;
+its wave is its depth in that all-database-only part of the graph (0: it
+waits for nothing, else one more than the deepest of what it waits for).
+So a wave task waits only for earlier waves, which are database writes:
+a database-only resource never waits for a slow real resource it does not
+depend on. Anything after a real resource keeps a task of its own, as do
+waves of a single resource.
+
+What users see stays per resource: each row gets its own states and
+events, in one transaction with the rest of its wave; the transaction's
+first statement is a locking read of the run's ownership and each row's
+compare-and-swap checks it again (:meth:`Database.write_free_resources`),
+so a run taken over, superseded or cancelled writes nothing. A row that
+cannot be written so -- changed since the flow read it (a resumed run, a
+lock held by another traversal), or whose action fails (a property that
+does not resolve) -- is acted on the ordinary way, by the per-resource
+task's code (which records a failure on its resource); the wave then fails
+with it. Rows this traversal already finished are handed on as they are
+(a resumed run redoes nothing). The revert deletes exactly what the wave's
+traversal created of its rows, in one transaction the same way.
+"""
+
+import logging
+
+from nestedflow import exceptions, states
+from nestedflow.db import models
+from nestedflow.flows.tasks.base import (
+    CLEANED,
+    SYMBOL,
+    ResourceTask,
+    ScopedTask,
+    is_gone,
+    output_of,
+)
+from nestedflow.flows.tasks.create import CreateResource
+from nestedflow.flows.tasks.delete import DeleteResource, _deleting, deleted
+
+LOG = logging.getLogger(__name__)
+
+
+def cut(rows, before, eligible):
+    """Split ``rows`` into waves: returns (waves, the rest), each wave a
+    list of rows of two or more.
+
+    ``before``: row id -> ids of the rows its action waits for (among
+    ``rows``); ``eligible(row)``: may the row be acted on in a wave.
+    """
+    by_id = {row.id: row for row in rows}
+    waiting = {row.id: [i for i in before.get(row.id, ()) if i in by_id] for row in rows}
+    dependents = {row.id: [] for row in rows}
+    for row_id, ids in waiting.items():
+        for i in ids:
+            dependents[i].append(row_id)
+    # Depths in topological order (Kahn): the graph may be thousands deep.
+    left = {row_id: len(ids) for row_id, ids in waiting.items()}
+    ready = [row_id for row_id, count in left.items() if not count]
+    depth = {}
+    while ready:
+        row_id = ready.pop()
+        parents = waiting[row_id]
+        if eligible(by_id[row_id]) and all(depth.get(i) is not None for i in parents):
+            depth[row_id] = 1 + max((depth[i] for i in parents), default=-1)
+        else:
+            depth[row_id] = None
+        for child in dependents[row_id]:
+            left[child] -= 1
+            if not left[child]:
+                ready.append(child)
+    levels = {}
+    for row in rows:
+        if depth.get(row.id) is not None:
+            levels.setdefault(depth[row.id], []).append(row)
+    waves = [members for _, members in sorted(levels.items()) if len(members) > 1]
+    in_waves = {row.id for members in waves for row in members}
+    return waves, [row for row in rows if row.id not in in_waves]
+
+
+class _Member:
+    """What a wave needs of the per-resource task of one of its rows,
+    without building that task (a TaskFlow task costs its inspection)."""
+
+    __slots__ = ("scope", "row_id", "resource_name")
+
+    creating = ResourceTask.creating
+    create_start = ResourceTask.create_start
+    created = ResourceTask.created
+    attributes = ResourceTask.attributes
+    fingerprint = ResourceTask.fingerprint
+    resolve = ResourceTask.resolve
+
+    def __init__(self, scope, row):
+        self.scope = scope
+        self.row_id = row.id
+        self.resource_name = row.name
+
+
+class _Wave(ScopedTask):
+    """A task acting on the rows of one wave; each provides its own symbol."""
+
+    VERB = None
+
+    def __init__(self, scope, rows, symbols, requires):
+        first = min(row.id for row in rows)
+        super().__init__(name=f"{self.VERB} wave of {len(rows)} #{first}",
+                         provides=tuple(symbols), requires=["traversal", *requires])
+        self.scope = scope
+        self.provides_symbol = tuple(symbols)
+        self.row_ids = [row.id for row in rows]
+        self.resource_names = [row.name for row in rows]
+        # The rows as read when the flow was built: the first run writes
+        # from them. A later run (a retry, a revert) reads them anew.
+        self._snapshots = rows
+
+    def rows(self):
+        snapshots, self._snapshots = self._snapshots, None
+        if snapshots is not None:
+            return snapshots
+        found = {row.id: row for row in self.scope.db.list_all_resources(self.scope.stack.id)}
+        return [found[i] for i in self.row_ids if i in found]
+
+    def write(self, plans):
+        """Write ``plans`` (row, writes) as one; the rows written, or None."""
+        scope = self.scope
+        if not plans:
+            return []
+        return scope.db.write_free_resources(
+            plans, scope.holder, scope.stack.id, scope.traversal_id, owner=scope.owner,
+            cancelled_ok=scope.reverting, event=scope.runtime.engine_id)
+
+    def one_by_one(self, rows, act):
+        """``act(row)`` for each row the wave could not write; the first
+        failure is raised once all were tried (each recorded its own),
+        lost ownership at once."""
+        failure = None
+        for row in rows:
+            try:
+                act(row)
+            except (exceptions.OwnershipLost, exceptions.Cancelled):
+                raise
+            except Exception as error:
+                LOG.debug("wave %s: %s failed: %s", self.name, row.name, error)
+                failure = failure or error
+        if failure is not None:
+            raise failure
+
+
+class CreateWave(_Wave):
+    """Create the rows of one wave of a stack create (see the module's doc)."""
+
+    VERB = "create"
+
+    def __init__(self, scope, rows, dependencies):
+        self.dependencies = {row.id: dependencies.get(row.id, []) for row in rows}
+        requires = sorted({SYMBOL.format(name) for names in self.dependencies.values()
+                           for name in names})
+        super().__init__(scope, rows, [SYMBOL.format(row.name) for row in rows], requires)
+
+    def _task(self, row):
+        return CreateResource(self.scope, row, self.dependencies[row.id])
+
+    def execute(self, traversal, **inputs):
+        scope = self.scope
+        scope.check_deadline()
+        results, plans, slow = {}, [], []
+        for row in self.rows():
+            if (row.action, row.status) == (states.CREATE, states.COMPLETE) and (
+                    row.traversal_id == scope.traversal_id):
+                results[row.id] = output_of(row)  # a resumed run: done already
+                continue
+            writes = self._writes(row, inputs) if row.engine_id is None else None
+            (plans.append((row, writes)) if writes else slow.append(row))
+        written = self.write(plans)
+        if written is None:
+            scope.check_owner()  # superseded, cancelled: raises why
+            slow = [row for row, _ in plans] + slow
+        else:
+            results.update((row.id, output_of(row)) for row in written)
+
+        def create(row):
+            results[row.id] = self._task(row).execute(traversal, **inputs)
+
+        # A lock a failed row's code still holds is released when this task
+        # ends (ScopedTask.post_execute), as for the row's own task.
+        self.one_by_one(slow, create)
+        return tuple(results[i] for i in self.row_ids)
+
+    def _writes(self, row, inputs):
+        """The create of ``row`` as one transaction's writes (its start, then
+        its completion releasing the lock), or None if it fails: then the
+        ordinary way runs it again and records the failure."""
+        member = _Member(self.scope, row)
+        try:
+            properties = member.resolve(inputs)
+            start = member.creating(row, properties)
+            view = models.ResourceRow.copy(row)
+            for key, value in start.items():
+                setattr(view, key, value)
+            done = member.created(view, properties)
+        except exceptions.OwnershipLost:
+            raise
+        except Exception as error:
+            LOG.debug("wave %s: %s goes the ordinary way: %s", self.name, row.name, error)
+            return None
+        return [start, {**done, "engine_id": None}]
+
+    def revert(self, traversal=None, result=None, flow_failures=None, **inputs):
+        scope = self.scope
+        if not scope.is_owner() or not scope.rollback_enabled():
+            return
+        self._snapshots = None
+        plans, slow = [], []
+        for row in self.rows():
+            if row.traversal_id != scope.traversal_id or row.action == states.INIT or (
+                    row.action, row.status) == (states.DELETE, states.COMPLETE):
+                continue  # not created by this traversal: nothing to undo
+            if row.engine_id is not None:
+                slow.append(row)
+                continue
+            try:
+                done = deleted(scope, row, honour_retain=False)
+            except Exception:  # recorded by the ordinary way
+                slow.append(row)
+                continue
+            plans.append((row, [_deleting(scope), {**done, "engine_id": None}]))
+        if self.write(plans) is None:
+            if not scope.is_owner():
+                return
+            slow = [row for row, _ in plans] + slow
+        self.one_by_one(slow, lambda row: self._task(row).revert(traversal=traversal))
+
+
+class DeleteWave(_Wave):
+    """Delete the rows of one wave of a stack delete (see the module's doc)."""
+
+    VERB = "delete"
+
+    def __init__(self, scope, rows, before):
+        self.before = {row.id: list(before.get(row.id, ())) for row in rows}
+        requires = sorted({CLEANED.format(i) for ids in self.before.values() for i in ids})
+        super().__init__(scope, rows, [CLEANED.format(row.id) for row in rows], requires)
+
+    def execute(self, traversal, **inputs):
+        scope = self.scope
+        scope.check_deadline()
+        plans, slow = [], []
+        for row in self.rows():
+            if is_gone(row) and row.engine_id is None:
+                continue  # never created, or deleted already
+            writes = self._writes(row) if row.engine_id is None else None
+            (plans.append((row, writes)) if writes else slow.append(row))
+        if plans:
+            scope.cleanup_started = True
+        if self.write(plans) is None:
+            scope.check_owner()
+            slow = [row for row, _ in plans] + slow
+
+        def delete(row):
+            DeleteResource(scope, row, self.before[row.id]).execute(traversal)
+
+        self.one_by_one(slow, delete)
+        return tuple(True for _ in self.row_ids)
+
+    def _writes(self, row):
+        scope = self.scope
+        try:
+            done = deleted(scope, row)
+        except exceptions.OwnershipLost:
+            raise
+        except Exception as error:
+            LOG.debug("wave %s: %s goes the ordinary way: %s", self.name, row.name, error)
+            return None
+        return [_deleting(scope), {**done, "engine_id": None}]
