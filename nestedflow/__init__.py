@@ -7,7 +7,15 @@ The public surface (doc/source/user-guide.rst, "Python API")::
     engine.wait(stack.id)
 """
 
+import os
 import warnings
+
+# nestedflow never runs green threads, but TaskFlow imports eventlet where it
+# is installed (through oslo_utils.eventletutils), and eventlet then imports
+# dnspython for its green resolver: 0.2 s of CPU at the start of every
+# process. Set before anything imports eventlet; a host that embeds the
+# engine and set it itself (or imported eventlet first) keeps its choice.
+os.environ.setdefault("EVENTLET_NO_GREENDNS", "yes")
 
 # taskflow imports oslo.utils' eventlet helper at import time; the warning is
 # about a dependency of a dependency and tells nestedflow's users nothing.

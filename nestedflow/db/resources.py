@@ -259,13 +259,14 @@ class ResourceStore:
             written.append((row, merged, row_events))
         free = (bool(owner), cancelled_ok)
         try:
-            with self._single.begin() as conn:
+            # The plain engine: on PostgreSQL _single autocommits each statement.
+            with self._engine.begin() as conn:
                 # First: a locking read of the run's ownership, held to the
                 # commit (fencing): a run taken over writes nothing at all.
                 found = conn.execute(self._run_state, {"w_stack": stack_id}).first()
                 if found is None or found[0] != traversal_id or (
                         owner and found[1] != owner) or (found[2] and not cancelled_ok):
-                    return None
+                    raise _Changed()  # rolled back: nothing to commit
                 for columns, rows in groups.items():
                     # Each row's compare-and-swap also checks ownership in
                     # its own statement, as every resource write does.
@@ -482,7 +483,8 @@ class ResourceStore:
 
 
 class _Changed(Exception):
-    """A row of a wave was written since it was read: roll the wave back."""
+    """A wave's run no longer owns its stack, or a row of it was written
+    since it was read: roll the wave back."""
 
 
 def run_start(row, start, write):

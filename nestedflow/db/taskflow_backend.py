@@ -4,7 +4,35 @@ Its own module so that importing the database layer (all a read needs)
 does not import TaskFlow.
 """
 
-from taskflow.persistence.backends import impl_sqlalchemy
+import importlib.util
+import sys
+
+
+def _lazy_module(name):
+    """Import module ``name`` lazily: executed on first attribute access.
+
+    TaskFlow's SQL backend imports its migration module, which imports
+    alembic (and alembic Mako): 0.1 s of a cold start. It runs only to
+    create TaskFlow's tables, which nestedflow's own migrations do, so a
+    process that never upgrades them never needs alembic.
+    """
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        return None
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+_lazy_module("taskflow.persistence.backends.sqlalchemy.migration")
+
+from taskflow.persistence.backends import impl_sqlalchemy  # noqa: E402
 
 
 class TaskflowBackend(impl_sqlalchemy.SQLAlchemyBackend):

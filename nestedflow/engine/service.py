@@ -120,8 +120,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
                            or f"engine-{socket.gethostname()}-{os.getpid()}"),
                 max_workers=parts["max_workers"] or CONF.engine.max_workers,
                 max_nested_waits=CONF.engine.max_nested_waits,
-                database_only_waves=CONF.engine.database_only_waves,
-                stacks=self.stacks,
+                database_only_waves=CONF.engine.database_only_waves, stacks=self.stacks,
                 events=self.events,
                 # Where this process runs the jobs (a conductor brings its
                 # own slots: Runtime.with_parts).

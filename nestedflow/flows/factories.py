@@ -135,22 +135,35 @@ def _create_tasks(scope, rows):
     return created, _symbols(names_by_id.values())
 
 
-def _waves(scope, rows, before):
+def _waves(scope, rows, before, eligible=None):
     """(database-only waves, the rows left to tasks of their own): see
     nestedflow.flows.tasks.waves."""
     if not scope.runtime.database_only_waves:
         return [], rows
-    return waves.cut(rows, before, scope.in_database_only)
+    return waves.cut(rows, before, eligible or scope.in_database_only)
+
+
+def _database_only(scope, type_name):
+    try:
+        return not scope.runtime.registry.get(type_name).side_effects
+    except exceptions.NestedflowError:
+        return False
 
 
 def _update_tasks(scope, rows):
     definition = scope.definition
     dependencies = definition.dependencies()
     current = {row.name: row for row in rows if row.current}
-    converge = [
-        tasks.ConvergeResource(scope, current[name], sorted(dependencies.get(name, ())))
-        for name in definition.resources
-    ]
+    names = {name: sorted(dependencies.get(name, ())) for name in definition.resources}
+    converging = [current[name] for name in definition.resources]
+    batched, converging = _waves(
+        scope, converging, {current[name].id: [current[n].id for n in names[name]]
+                            for name in definition.resources},
+        # Its new type too: a type change is a replacement made by the new type.
+        eligible=lambda row: scope.in_database_only(row) and _database_only(
+            scope, definition.resources[row.name].type))
+    converge = [tasks.ConvergeWave(scope, wave, names) for wave in batched]
+    converge += [tasks.ConvergeResource(scope, row, names[row.name]) for row in converging]
     # Cleanup starts once every resource has converged (dependents then use
     # the replacements), and follows each old row's own graph.
     updated = _symbols(definition.resources)

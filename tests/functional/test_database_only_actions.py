@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from nestedflow import exceptions
+from nestedflow.conf import CONF
 from nestedflow.dispatch import held
 from nestedflow.flows import factories, runtime, tasks
 from nestedflow.plugins.loader import ResourceRegistry
@@ -51,7 +52,13 @@ TYPES = {"OS::Heat::None": NoneResource, "OS::Heat::TestResource": test_resource
 
 @pytest.fixture
 def engine(make_engine, db_url):
-    return make_engine(db_url, registry=ResourceRegistry.for_testing(TYPES))
+    # The one-resource way, which database-only resources after a real one
+    # (and waves of one) take: waves are tested in test_database_only_waves.py.
+    CONF.set_override("database_only_waves", False, group="engine")
+    try:
+        yield make_engine(db_url, registry=ResourceRegistry.for_testing(TYPES))
+    finally:
+        CONF.clear_override("database_only_waves", group="engine")
 
 
 def _template(**resources):

@@ -79,7 +79,7 @@ def test_a_create_does_not_import_eventlets_green_resolver(tmp_path):
     """TaskFlow imports eventlet (through oslo_utils.eventletutils), and
     eventlet imports dnspython for its green resolver unless
     EVENTLET_NO_GREENDNS is set: 0.2 s of CPU in every command that runs a
-    stack. nestedflow's programs set it (nestedflow/cmd/__init__.py)."""
+    stack. Importing nestedflow sets it (nestedflow/__init__.py)."""
     tmpl = tmp_path / "one.yaml"
     tmpl.write_text("heat_template_version: 2018-08-31\n"
                     "resources:\n  x:\n    type: OS::Heat::None\n")
@@ -87,3 +87,27 @@ def test_a_create_does_not_import_eventlets_green_resolver(tmp_path):
                         packages=False)
     assert "taskflow.engines" in modules and "eventlet" in modules
     assert "eventlet.support.greendns" not in modules and "dns.resolver" not in modules
+
+
+def test_a_create_on_a_current_database_does_not_import_alembic(tmp_path):
+    """alembic (and Mako) only upgrade schemas: TaskFlow's SQL backend
+    imports its migration module, now a lazy one, and nestedflow's own
+    check that the database is current reads the version table itself."""
+    tmpl = tmp_path / "one.yaml"
+    tmpl.write_text("heat_template_version: 2018-08-31\n"
+                    "resources:\n  x:\n    type: OS::Heat::None\n")
+    loaded(tmp_path, "stack", "create", "first", "-t", str(tmpl), "--wait")  # the schema
+    modules, _ = loaded(tmp_path, "stack", "create", "two", "-t", str(tmpl), "--wait")
+    assert "taskflow" in modules and "alembic" not in modules and "mako" not in modules
+
+
+def test_importing_nestedflow_sets_no_greendns_unless_set():
+    code = ("import os; os.environ['EVENTLET_NO_GREENDNS'] = 'no'; import nestedflow; "
+            "print(os.environ['EVENTLET_NO_GREENDNS'])")
+    kept = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True,
+                          timeout=60, check=True)
+    fresh = subprocess.run([sys.executable, "-c", "import os, nestedflow; "
+                            "print(os.environ['EVENTLET_NO_GREENDNS'])"],
+                           env={"PATH": "/usr/bin:/bin"}, text=True, capture_output=True,
+                           timeout=60, check=True)
+    assert (kept.stdout.strip(), fresh.stdout.strip()) == ("no", "yes")

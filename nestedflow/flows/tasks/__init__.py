@@ -20,16 +20,15 @@ from nestedflow.flows.tasks.base import (
 from nestedflow.flows.tasks.converge import ConvergeResource
 from nestedflow.flows.tasks.create import CreateResource
 from nestedflow.flows.tasks.delete import CleanupReplaced, DeleteResource, delete_resource
-from nestedflow.flows.tasks.waves import CreateWave, DeleteWave
 from nestedflow.flows.tasks.traversal import (
-    CONVERGED,
-    BeginTraversal,
-    CompleteTraversal,
-    Converged,
+                                         CONVERGED,
+                                         BeginTraversal,
+                                         CompleteTraversal,
+                                         Converged,
 )
+from nestedflow.flows.tasks.waves import ConvergeWave, CreateWave, DeleteWave
 
 __all__ = ["CLEANED", "CONVERGED", "SYMBOL", "UNDO", "BeginTraversal", "CleanupReplaced",
-           "CompleteTraversal", "ConvergeResource", "Converged", "CreateResource", "CreateWave",
-           "DeleteResource", "DeleteWave",
-           "ResourceAction", "ResourceTask", "ScopedTask", "delete_resource", "is_gone",
-           "output_of"]
+           "CompleteTraversal", "ConvergeResource", "ConvergeWave", "Converged",
+           "CreateResource", "CreateWave", "DeleteResource", "DeleteWave", "ResourceAction",
+           "ResourceTask", "ScopedTask", "delete_resource", "is_gone", "output_of"]

@@ -34,13 +34,17 @@ from nestedflow.db import models
 from nestedflow.flows.tasks.base import (
     CLEANED,
     SYMBOL,
+    UNDO,
     ResourceTask,
     ScopedTask,
     is_gone,
     output_of,
+    stored_undo,
 )
+from nestedflow.flows.tasks.converge import ConvergeResource
 from nestedflow.flows.tasks.create import CreateResource
 from nestedflow.flows.tasks.delete import DeleteResource, _deleting, deleted
+from nestedflow.stacks import changes
 
 LOG = logging.getLogger(__name__)
 
@@ -277,3 +281,122 @@ class DeleteWave(_Wave):
             LOG.debug("wave %s: %s goes the ordinary way: %s", self.name, row.name, error)
             return None
         return [_deleting(scope), {**done, "engine_id": None}]
+
+
+class ConvergeWave(_Wave):
+    """Converge the rows of one wave of an update (or a rollback's pass):
+    a resource kept as it is, updated in place or not created yet is
+    written with its wave; a replacement, a re-run after a crash and
+    anything that fails go the per-resource way
+    (:class:`~nestedflow.flows.tasks.converge.ConvergeResource`)."""
+
+    VERB = "update"
+
+    def __init__(self, scope, rows, dependencies):
+        self.dependencies = {row.id: dependencies.get(row.name, []) for row in rows}
+        requires = sorted({SYMBOL.format(name) for names in self.dependencies.values()
+                           for name in names})
+        super().__init__(scope, rows, [SYMBOL.format(row.name) for row in rows], requires)
+        #: Row id -> the member's result, as it was produced: what a revert
+        #: of a wave that failed part-way must undo of the others.
+        self._results = {}
+
+    def _task(self, row):
+        return ConvergeResource(self.scope, row, self.dependencies[row.id])
+
+    def execute(self, traversal, **inputs):
+        scope = self.scope
+        scope.check_deadline()
+        self._results = results = {}
+        plans, slow, outcomes = [], [], {}
+        for row in self.rows():
+            planned = self._plan(row, inputs) if row.engine_id is None else None
+            if planned is None:
+                slow.append(row)
+                continue
+            plans.append((row, planned[0]))
+            outcomes[row.id] = planned[1]
+        written = self.write(plans)
+        if written is None:
+            scope.check_owner()
+            slow = [row for row, _ in plans] + slow
+        else:
+            for row in written:
+                scope.converged[row.id] = bool(row.current)
+                results[row.id] = {**output_of(row), "undo": outcomes[row.id]}
+
+        def converge(row):
+            results[row.id] = self._task(row).execute(traversal, **inputs)
+
+        self.one_by_one(slow, converge)
+        return tuple(results[i] for i in self.row_ids)
+
+    def _plan(self, row, inputs):
+        """(writes, undo) of converging ``row``, or None: the ordinary way."""
+        task = _Converging(self.scope, row)
+        if row.replaced_by is not None or task._rerun_done(row) or task._resumes_in_place(row):
+            return None
+        try:
+            properties = task._external_properties(row, task.resolve(inputs))
+            change = task._decide(row, properties)
+            if change == changes.UNCHANGED:
+                return [{**task._kept(row), "engine_id": None}], None
+            view = models.ResourceRow.copy(row)
+            if change == changes.CREATE:
+                undo = {"created": row.id}
+                start = task.creating(row, properties, task._new_type(), not row.current)
+                for key, value in start.items():
+                    setattr(view, key, value)
+                return [start, {**task.created(view, properties, undo),
+                                "engine_id": None}], undo
+            if change != changes.UPDATE:
+                return None  # a replacement: a row of its own, its own way
+            old = row.properties_data or {}
+            plugin = self.scope.plugin(row, old)
+            new_id = plugin.update(properties, old)
+            undo = {"updated": row.id, "previous": old}
+            data = {"ref": plugin.reference_id(), **task.attributes(plugin),
+                    "data": plugin.stored_data(),
+                    "fingerprint": task.fingerprint(row.type, properties),
+                    UNDO: {"traversal": self.scope.traversal_id, **undo}}
+            done = dict(action=states.UPDATE, status=states.COMPLETE,
+                        status_reason="state changed", properties_data=properties,
+                        attr_data=data, physical_id=new_id or row.physical_id,
+                        engine_id=None)
+            return [task._updating(), done], undo
+        except exceptions.OwnershipLost:
+            raise
+        except Exception as error:
+            LOG.debug("wave %s: %s goes the ordinary way: %s", self.name, row.name, error)
+            return None
+
+    def revert(self, traversal=None, result=None, flow_failures=None, **inputs):
+        scope = self.scope
+        if not scope.is_owner() or not scope.rollback_enabled():
+            return
+        done = dict(self._results)
+        if isinstance(result, (list, tuple)):
+            done.update(zip(self.row_ids, result, strict=False))
+        self._snapshots = None
+        # Per resource, the way its own task reverts: a rollback is rare,
+        # and each undo (a delete, properties given back, a swap) is its own.
+        for row in reversed(self.rows()):
+            member = done.get(row.id)
+            if member is None and row.traversal_id == scope.traversal_id:
+                undo = stored_undo(row, scope)  # a resumed run: the row says
+                member = {"undo": undo} if undo else None
+            self._task(row).revert(traversal=traversal, result=member)
+
+
+class _Converging(_Member):
+    """What a converge wave needs of a resource's ConvergeResource."""
+
+    __slots__ = ()
+
+    _rerun_done = ConvergeResource._rerun_done
+    _resumes_in_place = ConvergeResource._resumes_in_place
+    _external_properties = ConvergeResource._external_properties
+    _decide = ConvergeResource._decide
+    _kept = ConvergeResource._kept
+    _updating = ConvergeResource._updating
+    _new_type = ConvergeResource._new_type
