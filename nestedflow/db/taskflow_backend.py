@@ -27,6 +27,11 @@ def _lazy_module(name):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     loader.exec_module(module)
+    # Also the parent package's attribute: ``from package import module``
+    # then takes it as it is, where the import system would read its
+    # ``__spec__`` -- an attribute access, which loads a lazy module.
+    parent, _, child = name.rpartition(".")
+    setattr(sys.modules[parent], child, module)
     return module
 
 
