@@ -266,3 +266,31 @@ def test_a_fenced_or_cancelled_wave_writes_nothing(engine, stack_name):
     with pytest.raises(exceptions.Cancelled):
         _run(engine, waves[("a", "b", "c")], traversal_id, run="run-3")
     assert _events(engine, stack_id) == {}
+
+
+def test_a_failed_update_wave_rolls_back_exactly(engine, stack_name):
+    stack = engine.wait(engine.create_stack(stack_name, WAVES).id, timeout=60)
+    before = _rows(engine, stack.id)
+    created = _events(engine, stack.id)
+    # One wave (nothing of it waits for anything now): a, b, c kept, v
+    # updated in place, d added and bad failing.
+    updated = _template(**{**WAVES["resources"],
+                           "v": {"type": "OS::Heat::Value",
+                                 "properties": {"value": "changed"}},
+                           "d": {"type": "OS::Heat::None"},
+                           "bad": {"type": "Test::Refusing"}})
+    stack = engine.wait(engine.update_stack(stack.id, updated).id, timeout=60)
+    assert (stack.action, stack.status) == ("ROLLBACK", "COMPLETE"), stack.status_reason
+    assert "bad" in stack.status_reason and "refused by the plugin" in stack.status_reason
+    events = _events(engine, stack.id)
+    after = {name: row for name, row in _rows(engine, stack.id).items() if row.current}
+    assert events["d"] == CREATED + DELETED
+    assert events["bad"] == [("CREATE", "IN_PROGRESS"), ("CREATE", "FAILED")] + DELETED
+    # v's update undone (its properties given back); nothing else touched.
+    update = [("UPDATE", "IN_PROGRESS"), ("UPDATE", "COMPLETE")]
+    assert events["v"] == created["v"] + update + update
+    assert {n: events[n] for n in created if n != "v"} == {
+        n: e for n, e in created.items() if n != "v"}
+    assert set(after) == set(before)
+    assert after["v"].properties_data == before["v"].properties_data
+    assert all(row.engine_id is None for row in _rows(engine, stack.id).values())
