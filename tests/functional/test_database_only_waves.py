@@ -294,3 +294,21 @@ def test_a_failed_update_wave_rolls_back_exactly(engine, stack_name):
     assert set(after) == set(before)
     assert after["v"].properties_data == before["v"].properties_data
     assert all(row.engine_id is None for row in _rows(engine, stack.id).values())
+
+
+def test_a_wave_with_a_row_written_since_goes_row_by_row(engine, stack_name):
+    """All or nothing: one row written since the flow read it (another
+    run's lock came and went) and the wave's transaction writes nothing;
+    each row is then created the per-resource way, each once."""
+    stack_id, traversal_id, waves, _ = _held_flow(
+        engine, lambda: engine.create_stack(stack_name, WAVES))
+    db = engine.db
+    row = _rows(engine, stack_id)["b"]
+    db.release_lock(db.lock_resource(row.id, "someone/else").id, "someone/else")
+    with _commits(db) as seen:
+        result = _run(engine, waves[("a", "b", "c")], traversal_id)
+    assert len(seen) > 1  # row by row
+    rows = _rows(engine, stack_id)
+    assert result == tuple(tasks.output_of(rows[n]) for n in ("a", "b", "c"))
+    assert _events(engine, stack_id) == {n: CREATED for n in "abc"}
+    assert all(rows[n].engine_id is None for n in "abc")
