@@ -74,6 +74,8 @@ class TraversalScope:
         self.converged = {}
         #: A re-run's or continue's plan (nestedflow.db.plans), else None.
         self.plan = None
+        #: (resource name, type) -> :meth:`in_database_only`'s answer.
+        self._database_only = {}
         # Per task run (TaskFlow runs each task in its own worker thread):
         # whether it is a revert, and the locks it holds.
         # Per task, not per thread: tasks parked on one thread (Heat-style
@@ -278,6 +280,16 @@ class TraversalScope:
         records its start and its end: a crash before the commit leaves
         nothing behind, so the start need not be durable first.
         """
+        # Asked when the flow is built (nestedflow.flows.tasks.waves) and
+        # again by the resource's task: the answer holds for the traversal
+        # (its types, hooks and checks do not change while it runs).
+        key = (row.name, row.type)
+        found = self._database_only.get(key)
+        if found is None:
+            found = self._database_only[key] = self._decide_database_only(row)
+        return found
+
+    def _decide_database_only(self, row):
         try:
             plugin_cls = self.runtime.registry.get(row.type)
         except exceptions.NestedflowError:
