@@ -41,6 +41,7 @@ from taskflow import exceptions as tf_exc
 from taskflow.jobs import base as jobs_base
 
 from nestedflow import exceptions, states
+from nestedflow.db import session_gate
 from nestedflow.dispatch import jobboard
 from nestedflow.dispatch.slots import SlotGate
 from nestedflow.flows import runner
@@ -119,6 +120,8 @@ class Conductor:
         self.slots = SlotGate(job_slots)
         self.rt = engine.runtime.with_parts(slots=self.slots, owner_alive=self._owner_alive)
         self.db = engine.db
+        # Held while the ZooKeeper session our claims live in is in doubt.
+        self.gate = self.db.gate = session_gate.SessionGate()
         self.backend = self.db.taskflow_backend()
         self.client = jobboard.make_client(self.url, session_timeout)
         self.board = jobboard.Board(self.who, self.url, self.client)
@@ -211,11 +214,16 @@ class Conductor:
                 time.sleep(0.5)
 
     def _on_zk_state(self, state):
-        # Runs on kazoo's thread: only flag it.
-        if state == k_states.KazooState.LOST:
+        # Runs on kazoo's thread: only flag it (and set the gate, which
+        # only flips a state; the held calls wait on their own threads).
+        if state == k_states.KazooState.SUSPENDED:
+            self.gate.suspend()
+        elif state == k_states.KazooState.LOST:
+            self.gate.lose()
             self._session_lost.set()
             self._wake.set()
         elif state == k_states.KazooState.CONNECTED:
+            self.gate.resume()
             self._wake.set()
 
     def _on_posted(self, state, details):
@@ -532,6 +540,8 @@ class Conductor:
                     len(runs))
         for run in runs:
             run.suspend()
+        # Those runs' calls held at the gate fail now; none writes again.
+        self.gate.renew()
         while not self._stop.is_set():
             if self.client.state == k_states.KazooState.CONNECTED:
                 try:
@@ -564,6 +574,8 @@ class Conductor:
             LOG.info("stopping: suspending %d running job(s)", len(runs))
         for run in runs:
             run.suspend()
+        # A run held at the gate by a session in doubt must not hold up the stop.
+        self.gate.renew()
         deadline = None if not timeout else time.monotonic() + timeout
         while True:
             with self._lock:
