@@ -41,6 +41,7 @@ from taskflow import exceptions as tf_exc
 from taskflow.jobs import base as jobs_base
 
 from nestedflow import exceptions, states
+from nestedflow.conductor.claimed_run import ClaimedRun
 from nestedflow.db import session_gate
 from nestedflow.dispatch import jobboard
 from nestedflow.dispatch.slots import SlotGate
@@ -52,48 +53,6 @@ LOG = logging.getLogger(__name__)
 REFRESH_INTERVAL = 30.0
 #: How often a running job's stack is checked for a cancel (besides notifications).
 CANCEL_POLL = 5.0
-
-
-
-
-class _Run:
-    """One claimed job being run by this conductor."""
-
-    def __init__(self, job, owner, stack_id, traversal_id, action):
-        self.job = job
-        self.owner = owner
-        self.stack_id = stack_id
-        self.traversal_id = traversal_id
-        self.action = action
-        self.engine = None
-        self.suspend_requested = False
-        self.done = threading.Event()
-        self.lock = threading.Lock()
-
-    def attach(self, engine):
-        """runner.run_traversal's ``on_engine``: False means do not start."""
-        with self.lock:
-            self.engine = engine
-            return not self.suspend_requested
-
-    def suspend(self):
-        with self.lock:
-            self.suspend_requested = True
-            engine = self.engine
-        if engine is None:
-            return
-        try:
-            # TaskFlow stops scheduling atoms; the ones running finish.
-            engine.suspend()
-        except exceptions.OwnershipLost as error:
-            # suspend() journals the SUSPENDING state, and the journal refuses
-            # a fenced run's writes: this run is stopping at its next write
-            # anyway, and the caller (a session loss, a shutdown) must go on.
-            LOG.info("run %s: already fenced off, nothing to suspend (%s)", self.owner, error)
-        except Exception as error:
-            # The journal could not be written (database down): the run's own
-            # next write fails the same way, which ends it; the caller goes on.
-            LOG.warning("run %s: could not suspend it: %s", self.owner, error)
 
 
 class Conductor:
@@ -340,7 +299,7 @@ class Conductor:
             self._give_up(job, details, stack_id, traversal_id, attempt - 1)
             return
         owner = f"{self.name}:{uuid.uuid4().hex[:16]}"
-        run = _Run(job, owner, stack_id, traversal_id, action)
+        run = ClaimedRun(job, owner, stack_id, traversal_id, action)
         run_node = self.url.path(jobboard.RUNS, owner)
         # Before the SQL claim: from the moment the token is the stack's owner,
         # other conductors must see this run as alive.
