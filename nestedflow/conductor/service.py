@@ -497,10 +497,7 @@ class Conductor:
         runs = self.running()
         LOG.warning("ZooKeeper session expired: suspending %d run(s) whose claims are gone",
                     len(runs))
-        for run in runs:
-            run.suspend()
-        # Those runs' calls held at the gate fail now; none writes again.
-        self.gate.renew()
+        self._release_held(runs)
         while not self._stop.is_set():
             if self.client.state == k_states.KazooState.CONNECTED:
                 try:
@@ -512,6 +509,21 @@ class Conductor:
                     LOG.warning("registering again failed: %s", error)
             self._wake.wait(0.5)
             self._wake.clear()
+
+    def _release_held(self, runs):
+        """Suspend ``runs``, whose claims lapsed or may have, fence each off
+        in the database, then fail their calls held at the gate: whatever
+        they still try is refused as a fenced run's write is."""
+        for run in runs:
+            run.suspend()
+        with self.gate.passing():
+            for run in runs:
+                try:
+                    self.db.fence_run(run.stack_id, run.traversal_id, run.owner,
+                                      f"{run.owner}~lapsed")
+                except Exception as error:
+                    LOG.warning("run %s: could not fence it off: %s", run.owner, error)
+        self.gate.renew()
 
     def running(self):
         with self._lock:
@@ -531,10 +543,12 @@ class Conductor:
         runs = self.running()
         if runs:
             LOG.info("stopping: suspending %d running job(s)", len(runs))
-        for run in runs:
-            run.suspend()
-        # A run held at the gate by a session in doubt must not hold up the stop.
-        self.gate.renew()
+        if self.gate.state == session_gate.OPEN:
+            for run in runs:
+                run.suspend()
+        else:
+            # A run held at the gate by a session in doubt must not hold up the stop.
+            self._release_held(runs)
         deadline = None if not timeout else time.monotonic() + timeout
         while True:
             with self._lock:

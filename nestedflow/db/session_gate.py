@@ -11,11 +11,16 @@ has taken the traversal over, not in the gap before.
 So from the moment kazoo reports the connection SUSPENDED, every call of
 the process's :class:`nestedflow.db.api.Database` waits at this gate:
 until the connection is back with the same session (the claims held all
-along: the calls go on), or until the session is known lost (the calls
-raise :class:`nestedflow.exceptions.OwnershipLost` once the conductor has
-suspended the runs of the lost session, so none of them writes again).
+along: the calls go on), or until the session is known lost. Then the
+conductor suspends the runs of the lost session and fences each off in
+the database (:meth:`nestedflow.db.stacks.StackStore.fence_run`) before
+the held calls raise :class:`nestedflow.exceptions.OwnershipLost`: so
+whatever those runs still try -- recording the error as a resource
+failure, reverting -- is refused as any fenced run's write is, rather
+than failing or rolling back a stack whose job another run resumes.
 """
 
+import contextlib
 import threading
 
 from nestedflow import exceptions
@@ -33,6 +38,7 @@ class SessionGate:
         self._state = OPEN
         #: Bumped when a lost session's waiters are let go, to fail them.
         self._generation = 0
+        self._local = threading.local()
 
     @property
     def state(self):
@@ -67,8 +73,18 @@ class SessionGate:
                 self._state = OPEN
                 self._open.set()
 
+    @contextlib.contextmanager
+    def passing(self):
+        """This thread's calls pass while closed: the conductor's own,
+        fencing off the runs of a lost session before it lets them go."""
+        self._local.passing = True
+        try:
+            yield
+        finally:
+            self._local.passing = False
+
     def wait(self):
-        if self._open.is_set():
+        if self._open.is_set() or getattr(self._local, "passing", False):
             return
         generation = self._generation
         self._open.wait()

@@ -78,3 +78,16 @@ def test_every_guarded_database_call_waits_at_the_gate(tmp_path):
     assert outcome == {"failed": True}
     assert db.list_stacks() == []
     db.dispose()
+
+
+def test_the_conductors_own_calls_pass_a_closed_gate():
+    gate = session_gate.SessionGate()
+    gate.lose()
+    with gate.passing():
+        gate.wait()
+    thread, outcome = _held(gate)  # another thread's calls are still held
+    thread.join(0.2)
+    assert thread.is_alive()
+    gate.renew()
+    thread.join(5)
+    assert "lost" in outcome
