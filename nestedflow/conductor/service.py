@@ -565,11 +565,16 @@ class Conductor:
     def close(self):
         """Leave ZooKeeper (our claims and registration go at once) and the DB."""
         with contextlib.suppress(Exception):
-            # A session we end ourselves is not a lost connection to warn about.
+            # A session we end ourselves is not a lost connection to warn
+            # about, nor one to hold the database calls of our shutdown for.
+            self.client.remove_listener(self._on_zk_state)
             self.client.remove_listener(self.board.state_change_listener)
             self.board.close()
         with contextlib.suppress(Exception):
             self.client.stop()
             self.client.close()
+        # No claim of ours is left to guard; nothing may wait at the gate now.
+        self.db.gate = None
+        self.gate.renew()
         self.backend.close()
         self.engine.close()
