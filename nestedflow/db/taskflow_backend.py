@@ -39,7 +39,7 @@ _lazy_module("taskflow.persistence.backends.sqlalchemy.migration")
 
 from taskflow.persistence.backends import impl_sqlalchemy  # noqa: E402
 
-from nestedflow.db import retrying
+from nestedflow.db import retrying  # noqa: E402
 
 #: TaskFlow's connection methods that read or write the journal's rows,
 #: tried again on a dropped connection as nestedflow's own calls are
