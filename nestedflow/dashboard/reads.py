@@ -1,6 +1,6 @@
 """What the dashboard's pages show, read from the state database as JSON-ready dicts.
 
-Every read goes through the engine's tenancy (:mod:`nestedflow.engine.tenancy`):
+Every read goes through the engine's tenancy (:mod:`nestedflow.tenancy`):
 a viewer whose context is scoped to a project finds only that project's
 stacks, and another project's stack is "not found". Nothing here writes.
 """
@@ -11,7 +11,8 @@ from nestedflow import states
 from nestedflow.db import feeds
 from nestedflow.db.schema import utcnow
 from nestedflow.db.snapshots import TagStore
-from nestedflow.engine import listing, stack_data, tenancy
+from nestedflow import tenancy
+from nestedflow.engine import listing, stack_data
 from nestedflow.template.parameters import REDACTED
 
 #: Events one page of the event list shows at most (the newest).

@@ -12,7 +12,7 @@ import uuid
 
 from nestedflow import exceptions, states
 from nestedflow.db import plans
-from nestedflow.engine import tenancy
+from nestedflow import tenancy
 from nestedflow.stacks.definition import load_definition
 
 

@@ -12,7 +12,8 @@ from nestedflow.db import models
 from nestedflow.db import requests as db_requests
 from nestedflow.db.api import Database
 from nestedflow.db.snapshots import TagStore
-from nestedflow.engine import hosting, listing, recovery, services, tenancy, views
+from nestedflow import tenancy
+from nestedflow.engine import hosting, listing, recovery, services, views
 from nestedflow.engine.software_config import SoftwareConfigMethods
 from nestedflow.engine.tags import check_tags
 from nestedflow.flows import collector

@@ -21,8 +21,8 @@ import functools
 from nestedflow import exceptions
 from nestedflow.db import models
 from nestedflow.db.software_config import ALL_PROJECTS, SoftwareConfigStore
-from nestedflow.engine import software_config_io as swc_io
-from nestedflow.engine import tenancy
+from nestedflow.resources import software_config_io as swc_io
+from nestedflow import tenancy
 
 #: Heat's SOFTWARE_DEPLOYMENT_STATUSES (heat/rpc/api.py).
 IN_PROGRESS, FAILED, COMPLETE = "IN_PROGRESS", "FAILED", "COMPLETE"

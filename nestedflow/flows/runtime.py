@@ -18,7 +18,7 @@ import threading
 import typing
 
 from nestedflow.db import models
-from nestedflow.flows import workers
+from nestedflow.pools import workers
 
 _CURRENT = contextvars.ContextVar("nestedflow_runtime")
 _OWNER = contextvars.ContextVar("nestedflow_owner", default=None)

@@ -28,7 +28,7 @@ import threading
 import oslo_messaging as messaging
 
 from nestedflow import states
-from nestedflow.engine import tenancy
+from nestedflow import tenancy
 from nestedflow.messaging import transport
 from nestedflow.messaging.serializer import ContextSerializer
 

@@ -27,8 +27,8 @@ import math
 
 from nestedflow import exceptions
 from nestedflow.resources import base, nested
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
+from nestedflow.properties import constraints
 
 ADJUSTMENT_TYPES = (EXACT, CHANGE, PERCENT) = (
     "exact_capacity", "change_in_capacity", "percent_change_in_capacity")

@@ -19,7 +19,7 @@ import typing
 import uuid
 
 from nestedflow import exceptions
-from nestedflow.resources import schema
+from nestedflow.properties import schema
 
 
 @dataclasses.dataclass
@@ -48,7 +48,7 @@ class ActionContext:
     #: a fencing token for APIs that take one (see StoredObjectResource).
     holder: str | None = None
     #: The oslo.context RequestContext of the stack's latest action (None:
-    #: the embedded default), without its tokens; see nestedflow.engine.tenancy.
+    #: the embedded default), without its tokens; see nestedflow.tenancy.
     request_context: typing.Any = None
     #: The software-config store (:class:`nestedflow.db.software_config.SoftwareConfigStore`)
     #: Heat's own config and deployment types keep their configs in; None
@@ -92,8 +92,8 @@ class Resource(abc.ABC):
     """Base class of every resource type.
 
     Subclasses declare ``properties_schema`` (name ->
-    :class:`nestedflow.resources.schema.Property`) and ``attributes_schema``
-    (name -> :class:`nestedflow.resources.schema.Attribute`), and implement
+    :class:`nestedflow.properties.schema.Property`) and ``attributes_schema``
+    (name -> :class:`nestedflow.properties.schema.Attribute`), and implement
     the six actions. ``self.properties`` holds the validated, resolved
     properties of the action being performed.
     """
@@ -101,7 +101,7 @@ class Resource(abc.ABC):
     properties_schema: typing.ClassVar[dict] = {}
     attributes_schema: typing.ClassVar[dict] = {}
     #: Its actions mostly wait for child stacks (and give their worker up
-    #: meanwhile, see :mod:`nestedflow.flows.workers`).
+    #: meanwhile, see :mod:`nestedflow.pools.workers`).
     waits_for_stacks: typing.ClassVar[bool] = False
     #: False for a type whose actions change nothing outside nestedflow's
     #: own database (``OS::Heat::None``; a plugin that only computes or
@@ -259,7 +259,7 @@ class Resource(abc.ABC):
         """Optional: the type's own checks of resource ``name`` when its
         template is validated, after :meth:`checked_properties` (Heat's
         ``Resource.validate``). ``properties`` may hold
-        :data:`~nestedflow.resources.schema.UNRESOLVED` values; ``stack`` is
+        :data:`~nestedflow.properties.schema.UNRESOLVED` values; ``stack`` is
         a :class:`StackSummary`. Raise StackValidationFailed (naming
         ``path``) to refuse the template."""
         return None  # nothing more to check by default

@@ -25,8 +25,8 @@ from nestedflow import exceptions
 from nestedflow.conf import CONF
 from nestedflow.resources import base
 from nestedflow.resources.random_string import CHARACTER_CLASSES as _SEQUENCES
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
+from nestedflow.properties import constraints
 
 _YES = ("yes", "y")
 

@@ -17,7 +17,7 @@ properties follow a deployment's update behaviour.
 
 from nestedflow import exceptions
 from nestedflow.resources.nested import ResourceGroup
-from nestedflow.resources.schema import Attribute, Property, Types
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources.software_deployment import (
     DEPLOY_ATTRIBUTES,
     DEPLOYMENT_SCHEMA,

@@ -12,9 +12,10 @@ import json
 
 from nestedflow import exceptions, states
 from nestedflow.resources import base
-from nestedflow.resources.schema import Attribute, Property, Types
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.stacks.children import ChildStacks
-from nestedflow.template import constraints, loader
+from nestedflow.properties import constraints
+from nestedflow.template import loader
 
 
 class NestedStackResource(base.Resource):

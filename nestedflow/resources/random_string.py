@@ -5,8 +5,8 @@ import string
 
 from nestedflow import exceptions
 from nestedflow.resources import base
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
+from nestedflow.properties import constraints
 
 _CLASSES = {
     "lettersdigits": string.ascii_letters + string.digits,

@@ -25,10 +25,10 @@ import yaml
 
 from nestedflow import exceptions
 from nestedflow.engine import software_config as swc
-from nestedflow.engine import software_config_io as swc_io
+from nestedflow.resources import software_config_io as swc_io
 from nestedflow.resources import base
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
+from nestedflow.properties import constraints
 
 #: Heat's ``SoftwareConfig.properties_schema``.
 CONFIG_SCHEMA = {

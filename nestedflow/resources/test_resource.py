@@ -3,8 +3,8 @@
 
 from nestedflow import exceptions
 from nestedflow.resources import base
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
+from nestedflow.properties import constraints
 
 
 class TestResource(base.StoredObjectResource):

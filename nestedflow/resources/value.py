@@ -8,8 +8,8 @@ import time
 import uuid
 
 from nestedflow.resources import base, polling
-from nestedflow.resources.schema import UNRESOLVED, Attribute, Property, Types, contains_unresolved
-from nestedflow.template import constraints
+from nestedflow.properties.schema import UNRESOLVED, Attribute, Property, Types, contains_unresolved
+from nestedflow.properties import constraints
 
 #: Heat's HOTParamSchema.TYPES -> the property type the value then has
 #: (Value.reparse).

@@ -12,8 +12,8 @@ import time
 import uuid
 
 from nestedflow import exceptions, states
-from nestedflow.engine import tenancy
-from nestedflow.flows import workers
+from nestedflow import tenancy
+from nestedflow.pools import workers
 from nestedflow.template import environment
 
 
@@ -25,7 +25,7 @@ class ParentLink:
     root_id: str
     resource_name: str
     depth: int
-    #: The tenancy columns the child inherits (nestedflow.engine.tenancy).
+    #: The tenancy columns the child inherits (nestedflow.tenancy).
     owner: dict = dataclasses.field(default_factory=dict)
     #: The parent's run making the child (nestedflow.db.fencing.check_run).
     fence: tuple | None = None

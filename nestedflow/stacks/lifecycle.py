@@ -13,7 +13,7 @@ from oslo_db import exception as db_exc
 from nestedflow import exceptions, states
 from nestedflow.conf import CONF
 from nestedflow.db import requests
-from nestedflow.engine import tenancy
+from nestedflow import tenancy
 from nestedflow.stacks.definition import StackDefinition
 from nestedflow.template import environment, limits, loader
 

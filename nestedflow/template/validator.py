@@ -4,7 +4,7 @@ import heapq
 
 from nestedflow.exceptions import DependencyCycle, StackValidationFailed, UnknownResourceType
 from nestedflow.resources.base import StackSummary
-from nestedflow.resources.schema import UNRESOLVED, validate_properties
+from nestedflow.properties.schema import UNRESOLVED, validate_properties
 from nestedflow.template import functions
 from nestedflow.template.functions import sizes
 

@@ -146,7 +146,7 @@ class Property:
 
     ``schema`` describes the contents of a LIST (one element ``Property``) or a
     MAP (dict of key -> ``Property``; None means a free-form map).
-    ``constraints`` are objects from :mod:`nestedflow.template.constraints`.
+    ``constraints`` are objects from :mod:`nestedflow.properties.constraints`.
     """
 
     def __init__(
