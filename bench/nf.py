@@ -265,7 +265,7 @@ def compile_stack(engine, template, measured):
     import taskflow.engines
 
     from nestedflow.dispatch import held
-    from nestedflow.flows import engine as flow_engine
+    from nestedflow.taskflow import parallel_engine as flow_engine
     from nestedflow.flows import factories, runner, runtime
 
     hold = held.HeldDispatcher()
@@ -282,7 +282,7 @@ def compile_stack(engine, template, measured):
             flow = factories.stack_traversal(stack_id, traversal_id, action)
             built = time.perf_counter()
             book = runner.logbook_for(engine._backend, stack_id)
-            # The engine nestedflow runs traversals with (nestedflow.flows.engine).
+            # The engine nestedflow runs traversals with (nestedflow.taskflow.parallel_engine).
             tf_engine = taskflow.engines.load(flow, engine=flow_engine.ENGINE,
                                               backend=engine._backend, book=book,
                                               executor=executor)

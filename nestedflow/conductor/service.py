@@ -41,7 +41,7 @@ from taskflow import exceptions as tf_exc
 from taskflow.jobs import base as jobs_base
 
 from nestedflow import exceptions, states
-from nestedflow.dispatch import jobboard
+from nestedflow.dispatch import impl_zookeeper as jobboard
 from nestedflow.dispatch.slots import SlotGate
 from nestedflow.flows import runner
 

@@ -87,7 +87,7 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStor
         Sharing the engine gives TaskFlow's writes the same SQLite locking
         discipline as ours instead of failing with "database is locked".
         """
-        from nestedflow.db.taskflow_backend import TaskflowBackend
+        from nestedflow.taskflow.sql_backend import TaskflowBackend
 
         return TaskflowBackend({"connection": self.url},
                                engine=self._facade.writer.get_engine())

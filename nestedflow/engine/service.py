@@ -16,7 +16,7 @@ from nestedflow import tenancy
 from nestedflow.engine import hosting, listing, recovery, services, views
 from nestedflow.engine.software_config import SoftwareConfigMethods
 from nestedflow.engine.tags import check_tags
-from nestedflow.flows import collector
+from nestedflow.taskflow import collector
 
 
 class _Built:
@@ -93,7 +93,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
             if self._parts is None:
                 return
             from nestedflow.db.snapshots import SnapshotStore
-            from nestedflow.dispatch.local import JOB_SLOTS
+            from nestedflow.dispatch.impl_local import JOB_SLOTS
             from nestedflow.dispatch.slots import SlotGate
             from nestedflow.engine.previews import Previews
             from nestedflow.engine.snapshots import Snapshots
@@ -102,7 +102,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
             from nestedflow.messaging.events import StackEvents
             from nestedflow.messaging.notifications import Notifications
             from nestedflow.plugins.loader import ResourceRegistry
-            from nestedflow.resources.physical import PhysicalStore
+            from nestedflow.db.physical import PhysicalStore
             from nestedflow.stacks.lifecycle import StackLifecycle
 
             parts, self._parts = self._parts, None

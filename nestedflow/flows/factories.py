@@ -13,7 +13,8 @@ from taskflow.patterns import graph_flow
 
 from nestedflow import exceptions, states
 from nestedflow.db import plans
-from nestedflow.flows import collector, runtime, tasks
+from nestedflow.flows import runtime, tasks
+from nestedflow.taskflow import collector
 from nestedflow.flows.scope import TraversalScope
 from nestedflow.flows.tasks import rerun
 from nestedflow.stacks.definition import load_definition

@@ -16,9 +16,9 @@ from taskflow import states as tf_states
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions, states
-from nestedflow.flows import engine as tf_engine
+from nestedflow.taskflow import parallel_engine as tf_engine
 from nestedflow.flows import factories, journal, log_filters, runtime
-from nestedflow.flows import journal_backend as journal_backends
+from nestedflow.taskflow import journal_backend as journal_backends
 
 LOG = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
 
     Every run journals into a flow detail of its own that starts from the
     latest earlier run's progress, written behind the engine and fenced on
-    ``owner`` (see :mod:`nestedflow.flows.journal_backend`).
+    ``owner`` (see :mod:`nestedflow.taskflow.journal_backend`).
 
     ``resume`` (conductors) leaves an unexpected error to the caller
     instead of failing the stack: a conductor retries the job elsewhere, a

@@ -350,7 +350,7 @@ class StoredObjectResource(Resource):
     def _fence(self):
         # Only while this run (or, if the engine did not say which, this
         # traversal) still holds the resource lock (see
-        # nestedflow.resources.physical): the store is a cloud that takes a
+        # nestedflow.db.physical): the store is a cloud that takes a
         # fencing token.
         return (self.context.resource_id, self.context.holder or f"{self.context.traversal_id}/")
 

@@ -12,7 +12,7 @@ action sleeps a while, the physical id is random, and
 
 Registered as ``OS::Heat::Dummy`` and under the PoC's own name ``Dummy`` so
 its sample templates run unchanged. Objects live in the shared physical
-store (:mod:`nestedflow.resources.physical`), so duplicates and leaks can be
+store (:mod:`nestedflow.db.physical`), so duplicates and leaks can be
 counted as for ``OS::Heat::TestResource``. The wait is drawn between the
 ``[dummy] min_wait_secs`` and ``max_wait_secs`` options (1 to 5 s, as in the
 PoC's README).

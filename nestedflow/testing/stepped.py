@@ -47,7 +47,8 @@ from taskflow import states as tf_states
 from nestedflow import exceptions
 from nestedflow.dispatch import base
 from nestedflow.engine.service import Engine
-from nestedflow.flows import factories, runner, runtime, taskflow_compat
+from nestedflow.flows import factories, runner, runtime
+from nestedflow.taskflow import compat as taskflow_compat
 
 LOG = logging.getLogger(__name__)
 

@@ -19,8 +19,9 @@ from taskflow.patterns import graph_flow, linear_flow
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
-from nestedflow.flows import engine as flow_engine
-from nestedflow.flows import factories, journal, journal_backend, runner
+from nestedflow.taskflow import parallel_engine as flow_engine
+from nestedflow.flows import factories, journal, runner
+from nestedflow.taskflow import journal_backend
 
 pytestmark = pytest.mark.functional
 

@@ -7,10 +7,10 @@ import pathlib
 
 import nestedflow
 from nestedflow.db import sqlalchemy_compat
-from nestedflow.flows import taskflow_compat
+from nestedflow.taskflow import compat as taskflow_compat
 
 PACKAGE = pathlib.Path(nestedflow.__file__).parent
-ADAPTERS = {PACKAGE / "flows" / "taskflow_compat.py", PACKAGE / "db" / "sqlalchemy_compat.py"}
+ADAPTERS = {PACKAGE / "taskflow" / "compat.py", PACKAGE / "db" / "sqlalchemy_compat.py"}
 MAX_LINES = 600
 
 

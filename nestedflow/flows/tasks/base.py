@@ -5,7 +5,8 @@ import inspect
 import logging
 
 from nestedflow import exceptions, states
-from nestedflow.flows import hooks, taskflow_compat
+from nestedflow.flows import hooks
+from nestedflow.taskflow import compat as taskflow_compat
 from nestedflow.flows.scope import CREATE_KEY, create_key
 from nestedflow.stacks import changes
 from nestedflow.stacks.definition import ANY_ATTRIBUTE

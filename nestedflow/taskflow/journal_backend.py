@@ -50,7 +50,8 @@ from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
 from nestedflow import exceptions
 from nestedflow.db import retrying
-from nestedflow.flows import journal, taskflow_compat
+from nestedflow.flows import journal
+from nestedflow.taskflow import compat as taskflow_compat
 
 LOG = logging.getLogger(__name__)
 
