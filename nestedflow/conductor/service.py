@@ -44,6 +44,7 @@ from nestedflow import exceptions, states
 from nestedflow.dispatch import impl_zookeeper as jobboard
 from nestedflow.dispatch.slots import SlotGate
 from nestedflow.flows import runner
+from nestedflow.taskflow.sql_backend import TaskflowBackend
 
 LOG = logging.getLogger(__name__)
 
@@ -119,7 +120,7 @@ class Conductor:
         self.slots = SlotGate(job_slots)
         self.rt = engine.runtime.with_parts(slots=self.slots, owner_alive=self._owner_alive)
         self.db = engine.db
-        self.backend = self.db.taskflow_backend()
+        self.backend = TaskflowBackend.for_database(self.db)
         self.client = jobboard.make_client(self.url, session_timeout)
         self.board = jobboard.Board(self.who, self.url, self.client)
         self._stop = threading.Event()

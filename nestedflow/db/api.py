@@ -81,16 +81,13 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStor
                     migration.db_sync(self.url)
                 self._synced = True
 
-    def taskflow_backend(self):
-        """TaskFlow's SQL persistence on this database, sharing our engine.
-
-        Sharing the engine gives TaskFlow's writes the same SQLite locking
-        discipline as ours instead of failing with "database is locked".
-        """
-        from nestedflow.taskflow.sql_backend import TaskflowBackend
-
-        return TaskflowBackend({"connection": self.url},
-                               engine=self._facade.writer.get_engine())
+    @property
+    def sql_engine(self):
+        """The SQLAlchemy engine every write shares: TaskFlow's persistence
+        (:meth:`nestedflow.taskflow.sql_backend.TaskflowBackend.for_database`)
+        is built on it, so that its writes keep the same SQLite locking
+        discipline as ours."""
+        return self._engine
 
     def writer(self):
         return self._facade.writer.using(_Ctx())

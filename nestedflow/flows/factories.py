@@ -27,10 +27,11 @@ ALLOWED = frozenset({TRAVERSAL})
 #: ROLLBACK is the convergence pass of a rollback whose revert could not
 #: restore the previous template by itself: an update to it.
 ACTIONS = (states.CREATE, states.UPDATE, states.DELETE, states.SUSPEND, states.RESUME,
-           states.CHECK, states.ROLLBACK, states.ADOPT, states.RESTORE, "RERUN", "CONTINUE")
+           states.CHECK, states.ROLLBACK, states.ADOPT, states.RESTORE, states.RERUN,
+           states.CONTINUE)
 #: Job actions whose traversal follows a stored plan (nestedflow.db.plans):
 #: the stack action they run as.
-PLANNED = {"RERUN": states.UPDATE, "CONTINUE": states.CREATE}
+PLANNED = {states.RERUN: states.UPDATE, states.CONTINUE: states.CREATE}
 
 
 def check_allowed(factory_name):

@@ -127,7 +127,8 @@ def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
     ``stack`` is the row the claim returned."""
     stack_id, traversal_id = kwargs["stack_id"], kwargs["traversal_id"]
     journal_backend = journal_backends.JournalBackend(
-        backend, backend.engine, journal.owner_fence(rt.db, stack_id, traversal_id, owner))
+        backend, backend.engine, journal.owner_fence(rt.db, stack_id, traversal_id, owner),
+        redact=journal.redacted)
     try:
         flow = factories.stack_traversal(**kwargs, stack=stack)
         # Read after our claim: the run we fenced can no longer change it.

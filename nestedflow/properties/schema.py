@@ -6,6 +6,7 @@ use :func:`validate_properties` to check and coerce a resource's properties.
 """
 
 import copy
+import dataclasses
 import math
 from collections.abc import Mapping
 
@@ -271,3 +272,15 @@ def validate_properties(schema, values, path):
                 continue
         result[name] = prop.coerce(value, prop_path)
     return result
+
+
+@dataclasses.dataclass(frozen=True)
+class StackSummary:
+    """What :meth:`Resource.validate_resource` may know of the stack whose
+    template is being validated (None where it is not known yet)."""
+
+    name: str | None = None
+    id: str | None = None
+    #: The stack's timeout in minutes; None: no timeout.
+    timeout: int | None = None
+    resource_names: frozenset = frozenset()

@@ -20,6 +20,8 @@ import uuid
 
 from nestedflow import exceptions
 from nestedflow.properties import schema
+# Re-exported: a plugin's validate_resource is handed one (plugins.rst).
+from nestedflow.properties.schema import StackSummary  # noqa: F401
 
 
 @dataclasses.dataclass
@@ -74,18 +76,6 @@ class ActionContext:
             raise exceptions.OwnershipLost(
                 f"{self.resource_name}: traversal {self.traversal_id} was stopped"
             )
-
-
-@dataclasses.dataclass(frozen=True)
-class StackSummary:
-    """What :meth:`Resource.validate_resource` may know of the stack whose
-    template is being validated (None where it is not known yet)."""
-
-    name: str | None = None
-    id: str | None = None
-    #: The stack's timeout in minutes; None: no timeout.
-    timeout: int | None = None
-    resource_names: frozenset = frozenset()
 
 
 class Resource(abc.ABC):

@@ -24,7 +24,7 @@ from email.mime import multipart, text
 import yaml
 
 from nestedflow import exceptions
-from nestedflow.engine import software_config as swc
+from nestedflow.resources import software_records as swc
 from nestedflow.resources import software_config_io as swc_io
 from nestedflow.resources import base
 from nestedflow.properties.schema import Attribute, Property, Types

@@ -30,7 +30,7 @@ import uuid
 from nestedflow import exceptions
 from nestedflow.conf import CONF
 from nestedflow.db.software_config import ALL_PROJECTS
-from nestedflow.engine import software_config as swc
+from nestedflow.resources import software_records as swc
 from nestedflow.resources import software_config_io as swc_io
 from nestedflow.resources import base, polling
 from nestedflow.properties.schema import Attribute, Property, Types

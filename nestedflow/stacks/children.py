@@ -9,11 +9,11 @@ gives up its job slot, so a deep tree never deadlocks on slots.
 import dataclasses
 import math
 import time
-import uuid
 
 from nestedflow import exceptions, states
 from nestedflow import tenancy
 from nestedflow.pools import workers
+from nestedflow.resources import nested
 from nestedflow.template import environment
 
 
@@ -73,10 +73,7 @@ class ChildStacks(ChildReads):
     def registry(self):
         return self._rt.registry
 
-    @staticmethod
-    def child_id(create_key):
-        """The child's id follows from the parent's create key: a re-run finds it."""
-        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"nestedflow-child:{create_key}"))
+    child_id = staticmethod(nested.child_stack_id)
 
     def parent_files(self):
         """The files of the parent's template version this action works for:
