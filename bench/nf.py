@@ -97,7 +97,7 @@ def delete(engine, stack):
 # -- feature detection -------------------------------------------------------
 
 def resource_types():
-    from nestedflow.plugins.loader import ResourceRegistry
+    from nestedflow.resources.registry import ResourceRegistry
 
     return set(ResourceRegistry().names())
 
@@ -105,7 +105,7 @@ def resource_types():
 def require_nested_stacks(template, files):
     """Template resources (``type: child.yaml``) must validate."""
     from nestedflow import exceptions
-    from nestedflow.plugins.loader import ResourceRegistry
+    from nestedflow.resources.registry import ResourceRegistry
     from nestedflow.stacks.definition import StackDefinition
 
     try:

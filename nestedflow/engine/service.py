@@ -86,7 +86,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
             from nestedflow.messaging import transport
             from nestedflow.messaging.events import StackEvents
             from nestedflow.messaging.notifications import Notifications
-            from nestedflow.plugins.loader import ResourceRegistry
+            from nestedflow.resources.registry import ResourceRegistry
             from nestedflow.db.physical import PhysicalStore
             from nestedflow.stacks.lifecycle import StackLifecycle
             from nestedflow.taskflow.sql_backend import TaskflowBackend

@@ -76,7 +76,7 @@ class Runtime:
     db: StateDatabase
     #: The physical objects of the built-in types (resources.physical.PhysicalStore).
     store: typing.Any
-    #: Resource types by name (plugins.loader.ResourceRegistry).
+    #: Resource types by name (resources.registry.ResourceRegistry).
     registry: typing.Any
     #: Who runs the work: recorded in events and used as the lock holder prefix.
     engine_id: str

@@ -8,7 +8,7 @@ import pytest
 
 from nestedflow import exceptions
 from nestedflow.conf import CONF
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.resources import test_resource
 
 TEMPLATE = """

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from nestedflow import exceptions
 from nestedflow.dispatch import held
 from nestedflow.flows import factories, runtime, tasks
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.resources import test_resource
 from nestedflow.resources.none import NoneResource
 

@@ -12,7 +12,7 @@ import itertools
 import pytest
 
 from nestedflow.conf import CONF
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.resources.heat_compat import clients
 from tests.functional import heat_plugin_files
 

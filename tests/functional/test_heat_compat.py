@@ -10,7 +10,7 @@ import time
 import pytest
 
 from nestedflow.conf import CONF
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.resources.heat_compat import (
     attributes,
     constraints,

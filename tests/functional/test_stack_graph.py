@@ -12,7 +12,7 @@ import yaml
 
 from nestedflow.cmd import shell
 from nestedflow.engine import graph
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.resources import nested, test_resource
 
 DOT = shutil.which("dot")

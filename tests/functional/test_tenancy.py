@@ -6,7 +6,7 @@ import pytest
 from oslo_context import context as oslo_context
 
 from nestedflow import exceptions
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.resources import nested, none
 
 SEEN = []

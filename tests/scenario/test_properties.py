@@ -21,7 +21,7 @@ import uuid
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.resources.none import NoneResource
 from nestedflow.resources.random_string import RandomString
 from nestedflow.testing.stepped import Simulation
