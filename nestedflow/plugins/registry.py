@@ -107,7 +107,8 @@ class Registry:
                 return
             manager = named.NamedExtensionManager(
                 self.namespace, names=[name], invoke_on_load=self._invoke,
-                on_load_failure_callback=self._failed, warn_on_missing_entrypoint=False)
+                on_load_failure_callback=self._failed,
+                on_missing_entrypoints_callback=lambda names: None)
             for ext in manager:
                 self._keep(ext)
             if name not in self._plugins and name not in self._failures:
