@@ -265,8 +265,8 @@ def compile_stack(engine, template, measured):
     import taskflow.engines
 
     from nestedflow.dispatch import held
-    from nestedflow.taskflow import parallel_engine as flow_engine
     from nestedflow.flows import factories, runner, runtime
+    from nestedflow.taskflow import parallel_engine as flow_engine
 
     hold = held.HeldDispatcher()
     engine._dispatcher = hold

@@ -7,11 +7,10 @@ stacks, and another project's stack is "not found". Nothing here writes.
 
 import datetime
 
-from nestedflow import states
+from nestedflow import states, tenancy
 from nestedflow.db import feeds
 from nestedflow.db.schema import utcnow
 from nestedflow.db.snapshots import TagStore
-from nestedflow import tenancy
 from nestedflow.engine import listing, stack_data
 from nestedflow.template.parameters import REDACTED
 
@@ -189,8 +188,8 @@ class Reader:
         shown as ``******`` wherever their values or defaults would appear."""
         root = self.find(name_or_id, context)
         stored = self.db.get_template(root.raw_template_id)
-        hidden = stack_data._hidden_parameters(stored.template, stored.files)
-        template = stack_data._copy(stored.template)
+        hidden = stack_data.hidden_parameters(stored.template, stored.files)
+        template = stack_data.copy_stored(stored.template)
         for name, spec in ((template or {}).get("parameters") or {}).items():
             if name in hidden and isinstance(spec, dict) and "default" in spec:
                 spec["default"] = REDACTED

@@ -15,6 +15,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from nestedflow import states
 from nestedflow.db import fencing, models
+
 # The token format (re-exported: the jobboard dispatcher reads it here).
 from nestedflow.db.owners import SEPARATOR, UNPOSTED  # noqa: F401
 

@@ -3,9 +3,9 @@
 import threading
 
 from nestedflow import exceptions
+from nestedflow.db import owners
 from nestedflow.dispatch import base
 from nestedflow.dispatch.slots import SlotGate
-from nestedflow.db import owners
 from nestedflow.flows import runner
 
 #: Traversals one embedded engine runs at once (each has its own workers).

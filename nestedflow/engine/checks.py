@@ -8,7 +8,7 @@ from nestedflow.engine import views
 
 
 @dataclasses.dataclass(frozen=True)
-class CheckResult(views._View):
+class CheckResult(views.View):
     """One run of one pre- or post-check of one resource action."""
 
     resource_name: str

@@ -29,10 +29,18 @@ import uuid
 
 from nestedflow import states
 from nestedflow.conf import CONF
+
 # The owner-token format lives beside the heartbeats that read it; the
 # engine and the in-process dispatcher both name runs with it.
 from nestedflow.db.owners import (  # noqa: F401 (re-exported)
-    QUEUED, SEPARATOR, UNPOSTED, engine_of, queued_owner, run_owner, unposted_owner)
+    QUEUED,
+    SEPARATOR,
+    UNPOSTED,
+    engine_of,
+    queued_owner,
+    run_owner,
+    unposted_owner,
+)
 
 LOG = logging.getLogger(__name__)
 

@@ -76,6 +76,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
         with self._build_lock:
             if self._parts is None:
                 return
+            from nestedflow.db.physical import PhysicalStore
             from nestedflow.db.snapshots import SnapshotStore
             from nestedflow.dispatch.impl_local import JOB_SLOTS
             from nestedflow.dispatch.slots import SlotGate
@@ -87,7 +88,6 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
             from nestedflow.messaging.events import StackEvents
             from nestedflow.messaging.notifications import Notifications
             from nestedflow.resources.registry import ResourceRegistry
-            from nestedflow.db.physical import PhysicalStore
             from nestedflow.stacks.lifecycle import StackLifecycle
             from nestedflow.taskflow.sql_backend import TaskflowBackend
 
@@ -224,7 +224,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
         """
         tags = check_tags(tags)
         # Loading and validating the template allocates what lives as long
-        # as its definition: as for a flow's build (flows.collector), a full
+        # as its definition: as for a flow's build (taskflow.collector), a full
         # collection then walks the heap for nothing -- 0.08 s of a
         # 1,000-resource update.
         with collector.paused():

@@ -14,10 +14,10 @@ from taskflow.patterns import graph_flow
 from nestedflow import exceptions, states
 from nestedflow.db import plans
 from nestedflow.flows import runtime, tasks
-from nestedflow.taskflow import collector
 from nestedflow.flows.scope import TraversalScope
 from nestedflow.flows.tasks import rerun
 from nestedflow.stacks.definition import load_definition
+from nestedflow.taskflow import collector
 
 #: The dotted name a job stores for :func:`stack_traversal`.
 TRAVERSAL = __name__ + ".stack_traversal"

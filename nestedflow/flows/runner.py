@@ -16,9 +16,9 @@ from taskflow import states as tf_states
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions, states
-from nestedflow.taskflow import parallel_engine as tf_engine
 from nestedflow.flows import factories, journal, log_filters, runtime
 from nestedflow.taskflow import journal_backend as journal_backends
+from nestedflow.taskflow import parallel_engine as tf_engine
 
 LOG = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
         with runtime.installed(rt, owner):
             engine, journal_backend, executor = _journaled_engine(rt, backend, kwargs, owner,
                                                                   stack, first_run)
-            _announce_rollback(rt, engine, stack_id, traversal_id, owner)
+            announce_rollback(rt, engine, stack_id, traversal_id, owner)
             if on_engine is not None and on_engine(engine) is False:
                 return
             engine.run()
@@ -103,7 +103,7 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
             if _unsettled_owner(rt, stack_id, traversal_id, owner):
                 raise
         else:
-            _settle_if_unsettled(rt, stack_id, traversal_id, owner, error)
+            settle_if_unsettled(rt, stack_id, traversal_id, owner, error)
     finally:
         if journal_backend is not None:
             try:
@@ -175,7 +175,7 @@ def _unsettled_owner(rt, stack_id, traversal_id, owner):
             and stack.status == states.IN_PROGRESS)
 
 
-def _announce_rollback(rt, engine, stack_id, traversal_id, owner):
+def announce_rollback(rt, engine, stack_id, traversal_id, owner):
     """Say ROLLBACK_IN_PROGRESS once the first task of a failed create or
     update with rollback starts reverting.
 
@@ -208,7 +208,10 @@ def _announce_rollback(rt, engine, stack_id, traversal_id, owner):
     engine.atom_notifier.register(tf_states.REVERTING, on_reverting)
 
 
-def _settle_if_unsettled(rt, stack_id, traversal_id, owner, error):
+def settle_if_unsettled(rt, stack_id, traversal_id, owner, error):
+    """Fail the stack with ``error`` if its flow failed before settling it
+    (the run still owning the traversal). Public, with announce_rollback,
+    for whoever drives a flow's engine step by step (testing.stepped)."""
     try:
         stack = rt.db.get_stack(stack_id)
     except exceptions.StackNotFound:

@@ -74,7 +74,7 @@ class OwnerProbe(typing.Protocol):
 @dataclasses.dataclass(frozen=True)
 class Runtime:
     db: StateDatabase
-    #: The physical objects of the built-in types (resources.physical.PhysicalStore).
+    #: The physical objects of the built-in types (db.physical.PhysicalStore).
     store: typing.Any
     #: Resource types by name (resources.registry.ResourceRegistry).
     registry: typing.Any

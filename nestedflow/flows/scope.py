@@ -11,13 +11,12 @@ import contextlib
 import datetime
 import logging
 
-from nestedflow import exceptions, states
-from nestedflow.flows.check_runner import CheckRunner
+from nestedflow import exceptions, states, tenancy
 from nestedflow.db import models
 from nestedflow.db.resources import run_start
 from nestedflow.db.software_config import SoftwareConfigStore
-from nestedflow import tenancy
 from nestedflow.flows import hooks
+from nestedflow.flows.check_runner import CheckRunner
 from nestedflow.pools import parking, workers
 from nestedflow.resources import base, external
 from nestedflow.stacks.children import ChildStacks

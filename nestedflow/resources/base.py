@@ -20,6 +20,7 @@ import uuid
 
 from nestedflow import exceptions
 from nestedflow.properties import schema
+
 # Re-exported: a plugin's validate_resource is handed one (plugins.rst).
 from nestedflow.properties.schema import StackSummary  # noqa: F401
 

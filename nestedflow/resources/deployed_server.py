@@ -10,9 +10,9 @@ credentials (no keystone user, signed URL or queue).
 """
 
 
-from nestedflow.resources import base
-from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
+from nestedflow.resources import base
 
 TRANSPORTS = ("POLL_SERVER_CFN", "POLL_SERVER_HEAT", "POLL_TEMP_URL", "ZAQAR_MESSAGE")
 

@@ -23,10 +23,10 @@ import secrets
 
 from nestedflow import exceptions
 from nestedflow.conf import CONF
+from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources import base
 from nestedflow.resources.random_string import CHARACTER_CLASSES as _SEQUENCES
-from nestedflow.properties.schema import Attribute, Property, Types
-from nestedflow.properties import constraints
 
 _YES = ("yes", "y")
 

@@ -12,9 +12,9 @@ import json
 import uuid
 
 from nestedflow import exceptions, states
-from nestedflow.resources import base
-from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
+from nestedflow.resources import base
 from nestedflow.template import loader
 
 
@@ -53,7 +53,7 @@ class NestedStackResource(base.Resource):
         environment: stacks.changes.fingerprint.)"""
         files = files or {}
         reached = loader.files_reached([type_name, properties], files)
-        return _digest({name: files[name] for name in sorted(reached)})
+        return digest({name: files[name] for name in sorted(reached)})
 
     def _children(self):
         return self.context.children
@@ -128,7 +128,7 @@ class NestedStackResource(base.Resource):
         return outputs.get(name)
 
 
-def _digest(value):
+def digest(value):
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 

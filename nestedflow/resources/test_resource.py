@@ -2,9 +2,9 @@
 (heat/engine/resources/openstack/heat/test_resource.py)."""
 
 from nestedflow import exceptions
-from nestedflow.resources import base
-from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
+from nestedflow.resources import base
 
 
 class TestResource(base.StoredObjectResource):

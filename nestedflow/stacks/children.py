@@ -10,8 +10,7 @@ import dataclasses
 import math
 import time
 
-from nestedflow import exceptions, states
-from nestedflow import tenancy
+from nestedflow import exceptions, states, tenancy
 from nestedflow.pools import workers
 from nestedflow.resources import nested
 from nestedflow.template import environment

@@ -10,10 +10,9 @@ import uuid
 
 from oslo_db import exception as db_exc
 
-from nestedflow import exceptions, states
+from nestedflow import exceptions, states, tenancy
 from nestedflow.conf import CONF
 from nestedflow.db import requests
-from nestedflow import tenancy
 from nestedflow.stacks.definition import StackDefinition
 from nestedflow.template import environment, limits, loader
 

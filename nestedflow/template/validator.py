@@ -3,8 +3,7 @@
 import heapq
 
 from nestedflow.exceptions import DependencyCycle, StackValidationFailed, UnknownResourceType
-from nestedflow.properties.schema import StackSummary
-from nestedflow.properties.schema import UNRESOLVED, validate_properties
+from nestedflow.properties.schema import UNRESOLVED, StackSummary, validate_properties
 from nestedflow.template import functions
 from nestedflow.template.functions import sizes
 

@@ -49,6 +49,7 @@ from nestedflow.dispatch import base
 from nestedflow.engine.service import Engine
 from nestedflow.flows import factories, runner, runtime
 from nestedflow.taskflow import compat as taskflow_compat
+from nestedflow.taskflow.sql_backend import TaskflowBackend
 
 LOG = logging.getLogger(__name__)
 
@@ -250,7 +251,9 @@ class SteppedEngine(Engine):
         return SteppedRuntime(**fields, simulation=self._simulation)
 
     def _make_dispatcher(self):
-        return SteppedDispatcher(self._simulation)
+        dispatcher = SteppedDispatcher(self._simulation)
+        self._simulation.dispatcher = dispatcher
+        return dispatcher
 
     def wait(self, stack_id, timeout=None):
         """Run every queued traversal to its end (default order); the stack."""
@@ -274,7 +277,13 @@ class Simulation:
         self._order = order or (lambda items: sorted(items, key=lambda i: i.name))
         self._local = threading.local()
         self.log = []
+        #: The engine's dispatcher (set when the engine builds it).
+        self.dispatcher = None
         self.engine = SteppedEngine(db_url, simulation=self, **engine_kwargs)
+        # TaskFlow's SQL persistence on the stacks' database, for
+        # persistence="sql" (the engine's own is the journal of its runs).
+        self._backend = (TaskflowBackend.for_database(self.engine.db)
+                         if persistence == "sql" else None)
 
     @property
     def rt(self):
@@ -348,13 +357,13 @@ class Simulation:
                         "traversal_id": traversal.traversal_id,
                         "action": traversal.action,
                     },
-                    book=(runner.logbook_for(self.engine._backend, traversal.stack_id)
-                          if self.persistence == "sql" else None),
-                    backend=self.engine._backend if self.persistence == "sql" else None,
+                    book=(runner.logbook_for(self._backend, traversal.stack_id)
+                          if self._backend is not None else None),
+                    backend=self._backend,
                     engine="parallel",
                     executor=_HeldExecutor(traversal),
                 )
-                runner._announce_rollback(rt, traversal._engine, traversal.stack_id,
+                runner.announce_rollback(rt, traversal._engine, traversal.stack_id,
                                           traversal.traversal_id, traversal.owner)
                 # timeout=0: TaskFlow's wait polls the held futures and returns.
                 traversal._iter = traversal._engine.run_iter(timeout=0)
@@ -518,7 +527,7 @@ class Simulation:
                     return
 
     def _flow_failed(self, traversal, error):
-        runner._settle_if_unsettled(self.rt, traversal.stack_id, traversal.traversal_id,
+        runner.settle_if_unsettled(self.rt, traversal.stack_id, traversal.traversal_id,
                                     traversal.owner, error)
         self._finish(traversal, traversal.engine_states[-1]
                      if traversal.engine_states else "FAILURE", error)
@@ -529,7 +538,7 @@ class Simulation:
         traversal.error = error
         self.rt.finished(traversal.owner)
         self.rt.forget(traversal.traversal_id)
-        self.engine._dispatcher.notify()
+        self.dispatcher.notify()
 
     def _abandon(self, traversal):
         """Close with ``traversal`` unfinished: unwind its paused work items

@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from nestedflow import exceptions
 from nestedflow.dispatch import held
 from nestedflow.flows import factories, runtime, tasks
-from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.resources import test_resource
 from nestedflow.resources.none import NoneResource
+from nestedflow.resources.registry import ResourceRegistry
 
 pytestmark = pytest.mark.functional
 

@@ -19,9 +19,9 @@ from taskflow.patterns import graph_flow, linear_flow
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
-from nestedflow.taskflow import parallel_engine as flow_engine
 from nestedflow.flows import factories, journal, runner
 from nestedflow.taskflow import journal_backend
+from nestedflow.taskflow import parallel_engine as flow_engine
 from nestedflow.taskflow.sql_backend import TaskflowBackend
 
 pytestmark = pytest.mark.functional

@@ -10,9 +10,9 @@ import sys
 import textwrap
 
 from nestedflow.conf import CONF
-from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.resources import base
 from nestedflow.resources.heat_compat import plugin_dirs, shim
+from nestedflow.resources.registry import ResourceRegistry
 from tests.functional import heat_plugin_files
 
 

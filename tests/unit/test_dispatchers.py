@@ -6,8 +6,8 @@ import pytest
 
 from nestedflow import exceptions
 from nestedflow.dispatch import base
-from nestedflow.dispatch.impl_zookeeper import JobboardDispatcher
 from nestedflow.dispatch.impl_local import LocalDispatcher
+from nestedflow.dispatch.impl_zookeeper import JobboardDispatcher
 
 
 def test_no_url_runs_in_process():

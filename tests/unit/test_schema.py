@@ -3,6 +3,7 @@ import copy
 import pytest
 
 from nestedflow.exceptions import StackValidationFailed
+from nestedflow.properties.constraints import AllowedValues, Length, Range
 from nestedflow.properties.schema import (
     UNRESOLVED,
     Attribute,
@@ -11,7 +12,6 @@ from nestedflow.properties.schema import (
     contains_unresolved,
     validate_properties,
 )
-from nestedflow.properties.constraints import AllowedValues, Length, Range
 
 
 def _error(prop, value, path="p"):
