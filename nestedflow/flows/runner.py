@@ -83,8 +83,8 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
     journal_backend = executor = None
     try:
         with runtime.installed(rt, owner):
-            engine, journal_backend, executor = _journaled_engine(rt, backend, kwargs, owner,
-                                                                  stack, first_run)
+            engine, journal_backend, executor = journaled_engine(rt, backend, kwargs, owner,
+                                                                 stack, first_run)
             announce_rollback(rt, engine, stack_id, traversal_id, owner)
             if on_engine is not None and on_engine(engine) is False:
                 return
@@ -120,11 +120,16 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
         rt.forget(traversal_id)
 
 
-def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
-    """The run's engine, journaling into a flow detail of its own that starts
-    from the latest earlier run's progress (none for a first run), and the
-    pool its actions run in with its size (to give back to ``rt.pools``);
-    ``stack`` is the row the claim returned."""
+def journaled_engine(rt, backend, kwargs, owner, stack, first_run, executor=None):
+    """The run's engine (``nestedflow-parallel``), journaling into a flow
+    detail of its own that starts from the latest earlier run's progress
+    (none for a first run); its journal backend; and the pool its actions
+    run in with its size (to give back to ``rt.pools``), or None when the
+    caller brings its ``executor``. ``stack`` is the row the claim returned.
+
+    Public for whoever runs a traversal its own way: the deterministic
+    simulator (:mod:`nestedflow.testing.stepped`) holds every action in its
+    executor and steps the very engine and journal production runs."""
     stack_id, traversal_id = kwargs["stack_id"], kwargs["traversal_id"]
     journal_backend = journal_backends.JournalBackend(
         backend, backend.engine, journal.owner_fence(rt.db, stack_id, traversal_id, owner),
@@ -151,6 +156,10 @@ def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
                                       behind=True)
         waits = sum(1 for node, _ in flow.iter_nodes()
                     if getattr(node, "waits_for_stacks", False))
+        if executor is not None:
+            return (taskflow.engines.load(flow, flow_detail=detail, backend=journal_backend,
+                                          engine=tf_engine.ENGINE, executor=executor),
+                    journal_backend, None)
         size = (rt.max_workers, min(waits, rt.max_nested_waits))
         pool = rt.pools.take(*size)
         try:

@@ -2,8 +2,9 @@
 
 This is the "simulation framework" of the convergence design discussion: it
 runs the very flows and tasks a conductor runs -- built by
-:func:`nestedflow.flows.factories.stack_traversal`, executed by TaskFlow's
-action engine, writing the real database, reverting through the real
+:func:`nestedflow.flows.factories.stack_traversal`, executed by the engine
+production runs (``nestedflow-parallel``), writing the real database,
+reverting through the real
 ``revert`` handlers -- but nothing runs until the test says so, so a race
 such as "an update arrives after two resources of the create finished" is
 reproduced exactly every time::
@@ -29,9 +30,10 @@ and a task waiting for a resource lock pauses until it is stepped again.
 Time does not pass: a wait of any length is one pause.
 
 TaskFlow's own progress journal is kept in memory by default
-(``persistence="memory"``) because the SQL journal costs ~100 ms per task on
-SQLite; ``persistence="sql"`` journals into the stack's database as the
-embedded engine does.
+(``persistence="memory"``); ``persistence="sql"`` builds each run through
+the runner's public hook (:func:`nestedflow.flows.runner.journaled_engine`)
+and so journals into the stack's database through the journal backend,
+exactly as the embedded engine and the conductors do.
 """
 
 import dataclasses
@@ -49,6 +51,7 @@ from nestedflow.dispatch import base
 from nestedflow.engine.service import Engine
 from nestedflow.flows import factories, runner, runtime
 from nestedflow.taskflow import compat as taskflow_compat
+from nestedflow.taskflow import parallel_engine
 from nestedflow.taskflow.sql_backend import TaskflowBackend
 
 LOG = logging.getLogger(__name__)
@@ -184,6 +187,8 @@ class Traversal:
         self.error = None
         self.owner = uuid.uuid4().hex
         self._engine = None
+        #: The run's journal backend (persistence="sql"), closed when it ends.
+        self._journal = None
         self._iter = None
         self._fresh_results = False
         self.engine_states = []
@@ -343,26 +348,27 @@ class Simulation:
         traversal.state = "running"
         rt = self.rt
         try:
-            rt.db.claim_traversal(traversal.stack_id, traversal.traversal_id, traversal.owner)
+            stack = rt.db.claim_traversal(traversal.stack_id, traversal.traversal_id,
+                                          traversal.owner)
         except exceptions.NestedflowError as error:
             self._finish(traversal, "not started", error)
             return traversal
         rt.started(traversal.owner)
         try:
             with runtime.installed(rt, traversal.owner):
-                traversal._engine = taskflow.engines.load_from_factory(
-                    factories.stack_traversal,
-                    factory_kwargs={
-                        "stack_id": traversal.stack_id,
-                        "traversal_id": traversal.traversal_id,
-                        "action": traversal.action,
-                    },
-                    book=(runner.logbook_for(self._backend, traversal.stack_id)
-                          if self._backend is not None else None),
-                    backend=self._backend,
-                    engine="parallel",
-                    executor=_HeldExecutor(traversal),
-                )
+                kwargs = {"stack_id": traversal.stack_id,
+                          "traversal_id": traversal.traversal_id, "action": traversal.action}
+                if self._backend is not None:
+                    # What a run does, through the runner's own hook: the
+                    # production engine journaling through the journal backend.
+                    traversal._engine, traversal._journal, _ = runner.journaled_engine(
+                        rt, self._backend, kwargs, traversal.owner, stack, first_run=True,
+                        executor=_HeldExecutor(traversal))
+                else:
+                    # The same engine, with TaskFlow's journal in memory.
+                    traversal._engine = taskflow.engines.load_from_factory(
+                        factories.stack_traversal, factory_kwargs=kwargs,
+                        engine=parallel_engine.ENGINE, executor=_HeldExecutor(traversal))
                 runner.announce_rollback(rt, traversal._engine, traversal.stack_id,
                                           traversal.traversal_id, traversal.owner)
                 # timeout=0: TaskFlow's wait polls the held futures and returns.
@@ -533,6 +539,12 @@ class Simulation:
                      if traversal.engine_states else "FAILURE", error)
 
     def _finish(self, traversal, outcome, error=None):
+        if traversal._journal is not None:
+            try:
+                traversal._journal.close()
+            except exceptions.NestedflowError as journal_error:  # fenced: a newer run owns it
+                LOG.info("traversal %s: journal not flushed: %s", traversal.traversal_id,
+                         journal_error)
         traversal.state = "finished"
         traversal.outcome = outcome
         traversal.error = error
