@@ -242,3 +242,19 @@ def test_layers_doc_is_current(doc_tool):
     tool = doc_tool("gen_layers")
     text = tool.DOC.read_text()
     assert tool.render(text) == text, "run tools/gen_layers.py"
+
+
+def test_only_the_engine_service_reaches_its_dispatcher_and_tree():
+    """Every traversal starts through StackLifecycle.start_traversal (which
+    records its request id): no module but engine/service.py calls the
+    Engine's ``_dispatch`` or walks its ``_tree`` (a part of its own named
+    alike, ``self._dispatch``, is that part's own)."""
+    found = []
+    for name, path in _modules():
+        if name == "nestedflow.engine.service":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and node.attr in ("_dispatch", "_tree")
+                    and not (isinstance(node.value, ast.Name) and node.value.id == "self")):
+                found.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+    assert found == []
