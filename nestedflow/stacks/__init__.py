@@ -1,3 +1,4 @@
-"""The stack lifecycle (storing a stack, starting every traversal through
-``StackLifecycle.start_traversal``), a stored template version
+"""The stack lifecycle: storing a stack, starting its traversals (through
+``StackLifecycle.start_traversal``, but for a create's or an update's, which
+store a template version with it), a stored template version
 (``definition``), nested stacks (``children``)."""
