@@ -41,6 +41,8 @@ from taskflow import exceptions as tf_exc
 from taskflow.jobs import base as jobs_base
 
 from nestedflow import exceptions, states
+from nestedflow.conductor.claimed_run import ClaimedRun
+from nestedflow.db import session_gate
 from nestedflow.dispatch import impl_zookeeper as jobboard
 from nestedflow.dispatch.slots import SlotGate
 from nestedflow.flows import runner
@@ -52,48 +54,6 @@ LOG = logging.getLogger(__name__)
 REFRESH_INTERVAL = 30.0
 #: How often a running job's stack is checked for a cancel (besides notifications).
 CANCEL_POLL = 5.0
-
-
-
-
-class _Run:
-    """One claimed job being run by this conductor."""
-
-    def __init__(self, job, owner, stack_id, traversal_id, action):
-        self.job = job
-        self.owner = owner
-        self.stack_id = stack_id
-        self.traversal_id = traversal_id
-        self.action = action
-        self.engine = None
-        self.suspend_requested = False
-        self.done = threading.Event()
-        self.lock = threading.Lock()
-
-    def attach(self, engine):
-        """runner.run_traversal's ``on_engine``: False means do not start."""
-        with self.lock:
-            self.engine = engine
-            return not self.suspend_requested
-
-    def suspend(self):
-        with self.lock:
-            self.suspend_requested = True
-            engine = self.engine
-        if engine is None:
-            return
-        try:
-            # TaskFlow stops scheduling atoms; the ones running finish.
-            engine.suspend()
-        except exceptions.OwnershipLost as error:
-            # suspend() journals the SUSPENDING state, and the journal refuses
-            # a fenced run's writes: this run is stopping at its next write
-            # anyway, and the caller (a session loss, a shutdown) must go on.
-            LOG.info("run %s: already fenced off, nothing to suspend (%s)", self.owner, error)
-        except Exception as error:
-            # The journal could not be written (database down): the run's own
-            # next write fails the same way, which ends it; the caller goes on.
-            LOG.warning("run %s: could not suspend it: %s", self.owner, error)
 
 
 class Conductor:
@@ -120,6 +80,8 @@ class Conductor:
         self.slots = SlotGate(job_slots)
         self.rt = engine.runtime.with_parts(slots=self.slots, owner_alive=self._owner_alive)
         self.db = engine.db
+        # Held while the ZooKeeper session our claims live in is in doubt.
+        self.gate = self.db.gate = session_gate.SessionGate()
         self.backend = TaskflowBackend.for_database(self.db)
         self.client = jobboard.make_client(self.url, session_timeout)
         self.board = jobboard.Board(self.who, self.url, self.client)
@@ -212,11 +174,16 @@ class Conductor:
                 time.sleep(0.5)
 
     def _on_zk_state(self, state):
-        # Runs on kazoo's thread: only flag it.
-        if state == k_states.KazooState.LOST:
+        # Runs on kazoo's thread: only flag it (and set the gate, which
+        # only flips a state; the held calls wait on their own threads).
+        if state == k_states.KazooState.SUSPENDED:
+            self.gate.suspend()
+        elif state == k_states.KazooState.LOST:
+            self.gate.lose()
             self._session_lost.set()
             self._wake.set()
         elif state == k_states.KazooState.CONNECTED:
+            self.gate.resume()
             self._wake.set()
 
     def _on_posted(self, state, details):
@@ -333,7 +300,7 @@ class Conductor:
             self._give_up(job, details, stack_id, traversal_id, attempt - 1)
             return
         owner = f"{self.name}:{uuid.uuid4().hex[:16]}"
-        run = _Run(job, owner, stack_id, traversal_id, action)
+        run = ClaimedRun(job, owner, stack_id, traversal_id, action)
         run_node = self.url.path(jobboard.RUNS, owner)
         # Before the SQL claim: from the moment the token is the stack's owner,
         # other conductors must see this run as alive.
@@ -531,8 +498,7 @@ class Conductor:
         runs = self.running()
         LOG.warning("ZooKeeper session expired: suspending %d run(s) whose claims are gone",
                     len(runs))
-        for run in runs:
-            run.suspend()
+        self._release_held(runs)
         while not self._stop.is_set():
             if self.client.state == k_states.KazooState.CONNECTED:
                 try:
@@ -544,6 +510,21 @@ class Conductor:
                     LOG.warning("registering again failed: %s", error)
             self._wake.wait(0.5)
             self._wake.clear()
+
+    def _release_held(self, runs):
+        """Suspend ``runs``, whose claims lapsed or may have, fence each off
+        in the database, then fail their calls held at the gate: whatever
+        they still try is refused as a fenced run's write is."""
+        for run in runs:
+            run.suspend()
+        with self.gate.passing():
+            for run in runs:
+                try:
+                    self.db.fence_run(run.stack_id, run.traversal_id, run.owner,
+                                      f"{run.owner}~lapsed")
+                except Exception as error:
+                    LOG.warning("run %s: could not fence it off: %s", run.owner, error)
+        self.gate.renew()
 
     def running(self):
         with self._lock:
@@ -563,8 +544,12 @@ class Conductor:
         runs = self.running()
         if runs:
             LOG.info("stopping: suspending %d running job(s)", len(runs))
-        for run in runs:
-            run.suspend()
+        if self.gate.state == session_gate.OPEN:
+            for run in runs:
+                run.suspend()
+        else:
+            # A run held at the gate by a session in doubt must not hold up the stop.
+            self._release_held(runs)
         deadline = None if not timeout else time.monotonic() + timeout
         while True:
             with self._lock:
@@ -581,11 +566,16 @@ class Conductor:
     def close(self):
         """Leave ZooKeeper (our claims and registration go at once) and the DB."""
         with contextlib.suppress(Exception):
-            # A session we end ourselves is not a lost connection to warn about.
+            # A session we end ourselves is not a lost connection to warn
+            # about, nor one to hold the database calls of our shutdown for.
+            self.client.remove_listener(self._on_zk_state)
             self.client.remove_listener(self.board.state_change_listener)
             self.board.close()
         with contextlib.suppress(Exception):
             self.client.stop()
             self.client.close()
+        # No claim of ours is left to guard; nothing may wait at the gate now.
+        self.db.gate = None
+        self.gate.renew()
         self.backend.close()
         self.engine.close()

@@ -40,6 +40,9 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStor
     def __init__(self, url=None):
         self.url = migration.normalize_url(url)
         self._facade = enginefacade.transaction_context()
+        #: Where every call waits first (:mod:`nestedflow.db.session_gate`):
+        #: a conductor's, while its ZooKeeper session is in doubt.
+        self.gate = None
         pool = CONF.database
         # thread_checkin: oslo.db calls sleep(0) whenever a connection goes
         # back to the pool, to let eventlet's green threads run. nestedflow
@@ -72,6 +75,12 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStor
         self._build_resource_statements()
         self._build_stack_statements()
 
+    @property
+    def sql_engine(self):
+        """The SQLAlchemy engine every statement of this process goes
+        through (TaskFlow's persistence included)."""
+        return self._engine
+
     def sync(self):
         """Apply missing migrations once per process (the embedded engine's
         first use); a database already current costs one query."""
@@ -80,14 +89,6 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStor
                 if not migration.is_current(self._facade.writer.get_engine()):
                     migration.db_sync(self.url)
                 self._synced = True
-
-    @property
-    def sql_engine(self):
-        """The SQLAlchemy engine every write shares: TaskFlow's persistence
-        (:meth:`nestedflow.taskflow.sql_backend.TaskflowBackend.for_database`)
-        is built on it, so that its writes keep the same SQLite locking
-        discipline as ours."""
-        return self._engine
 
     def writer(self):
         return self._facade.writer.using(_Ctx())
@@ -125,18 +126,20 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStor
         self._facade.writer.get_engine().dispose()
 
 
-# What a run reads and writes while it acts, tried again when the server
-# dropped the connection under it (db.retrying): a restarted or failed-over
-# database must not fail the stacks in flight.
-retrying.retry_methods(Database, (
-    "get_stack", "find_stack", "ownership", "claim_traversal",
-    "set_stack_state", "traversal_started_at", "get_template", "list_resources",
-    "list_all_resources", "get_resource", "try_lock_resource", "write_free_resource",
-    "lock_resource", "release_lock", "update_resource", "add_replacement",
-    "swap_current", "set_edges", "add_event", "add_run_event", "list_events", "beat",
-    "engine_alive", "orphaned_stacks", "unposted_stacks", "list_signals", "reach_hook",
-    "hook_pending",
-    # Nested stacks are stored by a parent's run: a dropped connection there
-    # must not fail the parent's resource either. An ambiguous commit tried
-    # again finds its own row (stacks.lifecycle.StackLifecycle.create).
-    "create_stack", "read_resource", "count_tree_resources"))
+# Every call waits at the process's session gate, if it has one
+# (db.session_gate), and is tried again when the server dropped the
+# connection under it (db.retrying): a restarted or failed-over database must not fail
+# the stacks in flight, nor the requests and daemons of this process. The
+# retry is the rule, not a list of what a run happens to call: a list once
+# left out the listing of a deleted stack's children, and a nested stack's
+# delete failed on a dropped connection. An ambiguous commit tried again
+# finds its own row or its own compare-and-swap (stacks.lifecycle).
+UNGUARDED = {
+    # Transaction scopes: the caller's block runs inside them, and only
+    # the caller can run it again.
+    "reader", "writer", "begin", "connect",
+    # Set-up and shut-down: migrations report their own failure once;
+    # listeners and the TaskFlow backend are registered, not executed.
+    "sync", "dispose", "on_stack_change", "on_resource_events",
+}
+retrying.guard_public_methods(Database, UNGUARDED)

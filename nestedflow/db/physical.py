@@ -25,9 +25,12 @@ from nestedflow import exceptions
 from nestedflow.db import fencing, models, retrying
 
 
-class PhysicalStore:
+class PhysicalStore(retrying.GuardedStore):
+    # The store stands in for a cloud API: a dropped database connection is
+    # a transient error its callers should not see (db.retrying).
+
     def __init__(self, database):
-        self._db = database
+        super().__init__(database)
         table = models.PhysicalObject.__table__
         live = sa.and_(table.c.id == sa.bindparam("w_id"), table.c.deleted_at.is_(None))
         # Built once: every resource action of the built-in types writes
@@ -124,8 +127,3 @@ def _check_fence(conn, fence, resource_name):
     if not held:
         raise exceptions.ResourceLocked(resource_name, holder or "nobody")
 
-
-# The store stands in for a cloud API: a dropped database connection is a
-# transient error its callers should not see (db.retrying).
-retrying.retry_methods(PhysicalStore, ("create", "find_by_key", "get", "update", "delete",
-                                       "live"))

@@ -16,6 +16,7 @@ is resumed from its journal) -- never a write applied twice.
 """
 
 import functools
+import inspect
 
 from oslo_db import api as oslo_db_api
 from sqlalchemy import exc as sa_exc
@@ -64,3 +65,45 @@ def retry_methods(cls, names):
     for name in names:
         setattr(cls, name, on_disconnect(getattr(cls, name)))
     return cls
+
+
+def gated(method):
+    """``method`` waits first at its object's ``gate``
+    (:class:`nestedflow.db.session_gate.SessionGate`), if it has one."""
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        gate = self.gate
+        if gate is not None:
+            gate.wait()
+        return method(self, *args, **kwargs)
+    return call
+
+
+def guard_public_methods(cls, exempt, names=None):
+    """Every public method of ``cls`` (``names``: of those; by default its
+    own and inherited ones) but the names in ``exempt`` retried on a
+    dropped connection (:func:`on_disconnect`) and held at the object's
+    gate (:func:`gated`); returns ``cls``."""
+    for name in dir(cls) if names is None else names:
+        if (not name.startswith("_") and name not in exempt
+                and inspect.isfunction(inspect.getattr_static(cls, name))):
+            setattr(cls, name, gated(on_disconnect(getattr(cls, name))))
+    return cls
+
+
+class GuardedStore:
+    """A store of rows of its own over a :class:`nestedflow.db.api.Database`
+    (``db``): every public method a subclass defines is retried and held
+    at the database's gate as the database's own are."""
+
+    def __init__(self, db):
+        self._db = db
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        guard_public_methods(cls, (), names=list(vars(cls)))
+
+    @property
+    def gate(self):
+        return self._db.gate

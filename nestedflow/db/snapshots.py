@@ -5,14 +5,11 @@ import uuid
 import sqlalchemy as sa
 
 from nestedflow import exceptions, states
-from nestedflow.db import core_reads, models
+from nestedflow.db import core_reads, models, retrying
 
 
-class SnapshotStore:
+class SnapshotStore(retrying.GuardedStore):
     """Snapshot rows of one database (a :class:`nestedflow.db.api.Database`)."""
-
-    def __init__(self, db):
-        self._db = db
 
     def create(self, stack_id, name):
         row = models.StackSnapshot(id=str(uuid.uuid4()), stack_id=stack_id, name=name,
@@ -51,11 +48,8 @@ class SnapshotStore:
                             .where(models.StackSnapshot.id == snapshot_id))
 
 
-class TagStore:
+class TagStore(retrying.GuardedStore):
     """Stack tags, one row each (as Heat's ``stack_tag``)."""
-
-    def __init__(self, db):
-        self._db = db
 
     def set(self, stack_id, tags):
         with self._db.writer() as session:

@@ -13,16 +13,13 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from nestedflow import exceptions
-from nestedflow.db import models
+from nestedflow.db import models, retrying
 
 _ALL = object()
 
 
-class SoftwareConfigStore:
+class SoftwareConfigStore(retrying.GuardedStore):
     """Config and deployment rows of one database (a :class:`nestedflow.db.api.Database`)."""
-
-    def __init__(self, db):
-        self._db = db
 
     # -- configs ------------------------------------------------------------
 

@@ -333,6 +333,21 @@ class StackStore:
             raise exceptions.TraversalSuperseded(stack_id, traversal_id)
         return models.StackRow.from_mapping(found._mapping)
 
+    def fence_run(self, stack_id, traversal_id, owner, lapsed_owner):
+        """Fence run ``owner`` of the traversal off, if it still owns it, by
+        making ``lapsed_owner`` (a token no run holds) the owner: every
+        write of the run is refused from then on. A conductor does this to
+        its own runs whose claims lapsed with its ZooKeeper session. True
+        if the run was the owner."""
+        stacks = models.Stack.__table__
+        with self._single.begin() as conn:
+            return conn.execute(
+                sa.update(stacks)
+                .where(stacks.c.id == stack_id, stacks.c.current_traversal == traversal_id,
+                       stacks.c.traversal_owner == owner)
+                .values(traversal_owner=lapsed_owner, atomic_key=stacks.c.atomic_key + 1)
+            ).rowcount == 1
+
     def ownership(self, stack_id):
         """(current traversal, its owner, pending cancel, disable_rollback).
 

@@ -222,6 +222,8 @@ class JobboardDispatcher(base.Dispatcher):
                 self._drop_board()
                 job = self._connected_board().post(f"{action.lower()} {stack_id}", book=book,
                                                    details=details)
+        except exceptions.OwnershipLost:
+            raise  # the run posting it lost its claim: not its child to fail
         except Exception as error:
             reason = f"Stack {action} could not be posted to {self.url}: {error}"
             if self._leave_to_outbox(stack_id, traversal_id, reason):
@@ -260,6 +262,11 @@ class JobboardDispatcher(base.Dispatcher):
             engine_id = mark.rpartition(heartbeats.SEPARATOR)[0]
             orphan = f"{engine_id}.lost{heartbeats.SEPARATOR}{heartbeats.UNPOSTED}"
             handed = self._db.take_over_unposted(stack_id, traversal_id, mark, orphan)
+        except exceptions.OwnershipLost:
+            # Held while this conductor's ZooKeeper session was in doubt, and
+            # it lapsed (db.session_gate): the child is left as it is, for
+            # the run that takes the parent over.
+            raise
         except Exception as error:
             LOG.warning("stack %s: could not leave its job to the outbox: %s", stack_id, error)
             return False

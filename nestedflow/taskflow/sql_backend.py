@@ -7,6 +7,18 @@ a read needs) does not import TaskFlow, and only this package reaches into
 
 from taskflow.persistence.backends import impl_sqlalchemy
 
+from nestedflow.db import retrying
+
+#: TaskFlow's connection methods that read or write the journal's rows,
+#: tried again on a dropped connection as nestedflow's own calls are
+#: (db.retrying): a conductor reading a job's journal on a connection the
+#: server had dropped handed the job back, and its tree stalled for the
+#: backoff (tests/functional/test_partitions.py). Each is one transaction,
+#: and the writes merge by uuid, so running one again is safe.
+RETRIED = ("get_logbook", "get_logbooks", "get_flows_for_book", "get_flow_details",
+           "get_atom_details", "get_atoms_for_flow", "save_logbook", "update_flow_details",
+           "update_atom_details", "destroy_logbook")
+
 
 class TaskflowBackend(impl_sqlalchemy.SQLAlchemyBackend):
     """TaskFlow's SQL backend handing out one connection object.
@@ -28,7 +40,10 @@ class TaskflowBackend(impl_sqlalchemy.SQLAlchemyBackend):
 
     def get_connection(self):
         if self._shared is None:
-            self._shared = super().get_connection()
+            conn = super().get_connection()
+            for name in RETRIED:
+                setattr(conn, name, retrying.on_disconnect(getattr(conn, name)))
+            self._shared = conn
         return self._shared
 
     def close(self):

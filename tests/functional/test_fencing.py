@@ -192,14 +192,14 @@ def test_suspending_a_fenced_run_neither_raises_nor_writes(engine, stack):
     import taskflow.engines
     from taskflow.patterns import linear_flow
 
-    from nestedflow.conductor.service import _Run
+    from nestedflow.conductor.claimed_run import ClaimedRun
 
     db = engine.db
     backend = TaskflowBackend.for_database(db)
     traversal, fenced, detail = _claimed_run(db, stack, "c1:cccc")
     flow = linear_flow.Flow("noop")
     tf_engine = taskflow.engines.load(flow, flow_detail=detail, backend=fenced)
-    run = _Run(None, "c1:cccc", stack.id, traversal, "CREATE")
+    run = ClaimedRun(None, "c1:cccc", stack.id, traversal, "CREATE")
     assert run.attach(tf_engine) is True
 
     db.claim_traversal(stack.id, traversal, "c2:dddd")
@@ -207,7 +207,7 @@ def test_suspending_a_fenced_run_neither_raises_nor_writes(engine, stack):
     assert run.suspend_requested
     assert journal.latest_detail(backend, stack.id, traversal).state == detail.state
     # Still a suspend request for a run that has not attached its engine yet.
-    late = _Run(None, "c1:eeee", stack.id, traversal, "CREATE")
+    late = ClaimedRun(None, "c1:eeee", stack.id, traversal, "CREATE")
     late.suspend()
     assert late.attach(tf_engine) is False
 
