@@ -97,7 +97,7 @@ def delete(engine, stack):
 # -- feature detection -------------------------------------------------------
 
 def resource_types():
-    from nestedflow.plugins.loader import ResourceRegistry
+    from nestedflow.resources.registry import ResourceRegistry
 
     return set(ResourceRegistry().names())
 
@@ -105,7 +105,7 @@ def resource_types():
 def require_nested_stacks(template, files):
     """Template resources (``type: child.yaml``) must validate."""
     from nestedflow import exceptions
-    from nestedflow.plugins.loader import ResourceRegistry
+    from nestedflow.resources.registry import ResourceRegistry
     from nestedflow.stacks.definition import StackDefinition
 
     try:
@@ -265,8 +265,8 @@ def compile_stack(engine, template, measured):
     import taskflow.engines
 
     from nestedflow.dispatch import held
-    from nestedflow.flows import engine as flow_engine
     from nestedflow.flows import factories, runner, runtime
+    from nestedflow.taskflow import parallel_engine as flow_engine
 
     hold = held.HeldDispatcher()
     engine._dispatcher = hold
@@ -282,7 +282,7 @@ def compile_stack(engine, template, measured):
             flow = factories.stack_traversal(stack_id, traversal_id, action)
             built = time.perf_counter()
             book = runner.logbook_for(engine._backend, stack_id)
-            # The engine nestedflow runs traversals with (nestedflow.flows.engine).
+            # The engine nestedflow runs traversals with (nestedflow.taskflow.parallel_engine).
             tf_engine = taskflow.engines.load(flow, engine=flow_engine.ENGINE,
                                               backend=engine._backend, book=book,
                                               executor=executor)

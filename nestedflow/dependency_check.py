@@ -1,5 +1,5 @@
 """The import-time check that a dependency still has the private names
-nestedflow's adapters use (:mod:`nestedflow.flows.taskflow_compat`,
+nestedflow's adapters use (:mod:`nestedflow.taskflow.compat`,
 :mod:`nestedflow.db.sqlalchemy_compat`).
 
 A release of TaskFlow or SQLAlchemy that renames or drops one of them

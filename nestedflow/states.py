@@ -23,6 +23,13 @@ ADOPT = "ADOPT"
 #: ``update(newstack, action=RESTORE)``).
 RESTORE = "RESTORE"
 
+#: What a traversal that runs a stored plan (``db.plans``) is dispatched
+#: as: a partial re-run, the continuation of a stopped create. Job and
+#: dispatch actions only: the stack shows the action the plan runs as
+#: (UPDATE or CHECK for a re-run, CREATE for a continue).
+RERUN = "RERUN"
+CONTINUE = "CONTINUE"
+
 ACTIONS = (INIT, CREATE, UPDATE, DELETE, ROLLBACK, SUSPEND, RESUME, CHECK, ADOPT, RESTORE)
 
 #: Stack actions that run as another one's traversal: the stack shows its

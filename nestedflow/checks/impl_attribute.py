@@ -4,7 +4,7 @@ import re
 
 from nestedflow import exceptions
 from nestedflow.checks import base
-from nestedflow.template.functions import select_path
+from nestedflow.properties.paths import select_path
 
 
 class AttributeCheck(base.Check):

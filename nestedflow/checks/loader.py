@@ -1,30 +1,28 @@
-"""Check types come only from stevedore entry points (group ``nestedflow.checks``)."""
-
-import threading
-
-from stevedore import extension
+"""Check types come only from stevedore entry points (group
+``nestedflow.checks``), through the one plugin loader
+(:mod:`nestedflow.plugins.registry`): a check type whose module fails to
+import is reported by name when a template asks for it."""
 
 from nestedflow import exceptions
+from nestedflow.plugins.registry import Registry
 
 NAMESPACE = "nestedflow.checks"
 
-_lock = threading.Lock()
-_types = None
+REGISTRY = Registry(NAMESPACE)
 
 
 def check_types():
     """``{type name: Check subclass}``, scanned once per process."""
-    global _types
-    with _lock:
-        if _types is None:
-            manager = extension.ExtensionManager(NAMESPACE, invoke_on_load=False)
-            _types = {ext.name: ext.plugin for ext in manager}
-        return _types
+    return REGISTRY.plugins()
 
 
 def get(type_name, path):
-    types = check_types()
-    if type_name not in types:
-        raise exceptions.StackValidationFailed(
-            f"unknown check type {type_name!r}; available: {sorted(types)}", path=path)
-    return types[type_name]
+    check_cls = REGISTRY.get(type_name)
+    if check_cls is not None:
+        return check_cls
+    failure = REGISTRY.failure(type_name)
+    if failure is not None:
+        raise exceptions.StackValidationFailed(f"check type {type_name!r}: {failure}",
+                                               path=path)
+    raise exceptions.StackValidationFailed(
+        f"unknown check type {type_name!r}; available: {REGISTRY.names()}", path=path)

@@ -38,7 +38,7 @@ def error_text(exc):
 
 def is_user_error(exc):
     from nestedflow import exceptions
-    from nestedflow.cmd.shell import CommandError
+    from nestedflow.cmd.errors import CommandError
 
     if isinstance(exc, (exceptions.NestedflowError, CommandError, OSError, ValueError)):
         return True

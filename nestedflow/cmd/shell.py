@@ -27,6 +27,7 @@ from cliff import app as cliff_app
 from cliff import commandmanager
 
 from nestedflow.cmd import logs
+from nestedflow.cmd.errors import CommandError  # noqa: F401 (re-exported)
 
 LOG = logging.getLogger(__name__)
 
@@ -38,10 +39,6 @@ NAMESPACE = "nestedflow.cli"
 _VALUE_OPTIONS = frozenset({"--db-url", "--jobboard-url", "--transport-url", "--config-file",
                             "--log-file", "--log-config-append", "--log-dir"})
 _FORMAT_OPTIONS = ("-f", "--format")
-
-
-class CommandError(Exception):
-    """A user mistake found by the command line itself (exit 1, one ``ERROR:`` line)."""
 
 
 def make_engine(db_url=None, jobboard_url=None, transport_url=None):

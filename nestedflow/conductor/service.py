@@ -43,9 +43,10 @@ from taskflow.jobs import base as jobs_base
 from nestedflow import exceptions, states
 from nestedflow.conductor.claimed_run import ClaimedRun
 from nestedflow.db import session_gate
-from nestedflow.dispatch import jobboard
+from nestedflow.dispatch import impl_zookeeper as jobboard
 from nestedflow.dispatch.slots import SlotGate
 from nestedflow.flows import runner
+from nestedflow.taskflow.sql_backend import TaskflowBackend
 
 LOG = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ class Conductor:
         self.db = engine.db
         # Held while the ZooKeeper session our claims live in is in doubt.
         self.gate = self.db.gate = session_gate.SessionGate()
-        self.backend = self.db.taskflow_backend()
+        self.backend = TaskflowBackend.for_database(self.db)
         self.client = jobboard.make_client(self.url, session_timeout)
         self.board = jobboard.Board(self.who, self.url, self.client)
         self._stop = threading.Event()

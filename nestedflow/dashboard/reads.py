@@ -1,17 +1,17 @@
 """What the dashboard's pages show, read from the state database as JSON-ready dicts.
 
-Every read goes through the engine's tenancy (:mod:`nestedflow.engine.tenancy`):
+Every read goes through the engine's tenancy (:mod:`nestedflow.tenancy`):
 a viewer whose context is scoped to a project finds only that project's
 stacks, and another project's stack is "not found". Nothing here writes.
 """
 
 import datetime
 
-from nestedflow import states
+from nestedflow import states, tenancy
 from nestedflow.db import feeds
 from nestedflow.db.schema import utcnow
 from nestedflow.db.snapshots import TagStore
-from nestedflow.engine import listing, stack_data, tenancy
+from nestedflow.engine import listing, stack_data
 from nestedflow.template.parameters import REDACTED
 
 #: Events one page of the event list shows at most (the newest).
@@ -188,8 +188,8 @@ class Reader:
         shown as ``******`` wherever their values or defaults would appear."""
         root = self.find(name_or_id, context)
         stored = self.db.get_template(root.raw_template_id)
-        hidden = stack_data._hidden_parameters(stored.template, stored.files)
-        template = stack_data._copy(stored.template)
+        hidden = stack_data.hidden_parameters(stored.template, stored.files)
+        template = stack_data.copy_stored(stored.template)
         for name, spec in ((template or {}).get("parameters") or {}).items():
             if name in hidden and isinstance(spec, dict) and "default" in spec:
                 spec["default"] = REDACTED

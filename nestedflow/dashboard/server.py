@@ -37,7 +37,7 @@ def make_app(conf=None, db_url=None, engine=None, transport_url=None):
         from nestedflow.db.api import Database
 
         db = own_db = Database(db_url or conf.database.connection)
-        if not migration.is_current(db._facade.writer.get_engine()):
+        if not migration.is_current(db.sql_engine):
             db.dispose()
             shown = sa.engine.make_url(db.url).render_as_string(hide_password=True)
             raise exceptions.NestedflowError(

@@ -90,17 +90,6 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStor
                     migration.db_sync(self.url)
                 self._synced = True
 
-    def taskflow_backend(self):
-        """TaskFlow's SQL persistence on this database, sharing our engine.
-
-        Sharing the engine gives TaskFlow's writes the same SQLite locking
-        discipline as ours instead of failing with "database is locked".
-        """
-        from nestedflow.db.taskflow_backend import TaskflowBackend
-
-        return TaskflowBackend({"connection": self.url},
-                               engine=self._facade.writer.get_engine())
-
     def writer(self):
         return self._facade.writer.using(_Ctx())
 
@@ -151,6 +140,6 @@ UNGUARDED = {
     "reader", "writer", "begin", "connect",
     # Set-up and shut-down: migrations report their own failure once;
     # listeners and the TaskFlow backend are registered, not executed.
-    "sync", "dispose", "taskflow_backend", "on_stack_change", "on_resource_events",
+    "sync", "dispose", "on_stack_change", "on_resource_events",
 }
 retrying.guard_public_methods(Database, UNGUARDED)

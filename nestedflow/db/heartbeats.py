@@ -16,14 +16,11 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from nestedflow import states
 from nestedflow.db import fencing, models
 
+# The token format (re-exported: the jobboard dispatcher reads it here).
+from nestedflow.db.owners import SEPARATOR, UNPOSTED  # noqa: F401
+
 #: Missed beats after which an engine counts as dead.
 MISSED_BEATS = 3
-#: Between an engine's id and its run's part in an owner token: not a
-#: character of a conductor's name, so the two never mix.
-SEPARATOR = "@"
-#: The run part of a traversal a jobboard engine stored and is posting:
-#: the outbox mark, written in the transaction that stores the traversal.
-UNPOSTED = "unposted"
 
 
 class HeartbeatStore:

@@ -224,7 +224,7 @@ class StackTag(Base):
 
 
 class TraversalRequest(Base):
-    """The request id a traversal was started under (nestedflow.engine.tenancy):
+    """The request id a traversal was started under (nestedflow.tenancy):
     each event of the traversal is shown with it. Only traversals started
     with a request context have one."""
 

@@ -1,4 +1,4 @@
-"""Which request started each traversal (nestedflow.engine.tenancy).
+"""Which request started each traversal (nestedflow.tenancy).
 
 Written once per action started with a request context (nothing without
 one), read when events are listed: the event rows themselves, written on

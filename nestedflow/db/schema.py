@@ -62,7 +62,7 @@ stacks = sa.Table(
     sa.Column("created_at", Timestamp, nullable=False, default=utcnow),
     sa.Column("updated_at", Timestamp),
     sa.Column("deleted_at", Timestamp),
-    # Tenancy (nestedflow.engine.tenancy): NULL is the embedded default's
+    # Tenancy (nestedflow.tenancy): NULL is the embedded default's
     # one local project. A nested stack has its parent's.
     sa.Column("project_id", sa.String(64)),
     sa.Column("user_id", sa.String(64)),

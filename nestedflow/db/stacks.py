@@ -4,7 +4,7 @@ stack is decided here, by compare-and-swap writes."""
 import sqlalchemy as sa
 
 from nestedflow import exceptions, states
-from nestedflow.db import core_reads, fencing, models
+from nestedflow.db import core_reads, fencing, models, plans
 from nestedflow.db.events import EVENT_COLUMNS
 
 #: The columns a new stack's INSERT sets: all but those only a later write
@@ -257,11 +257,14 @@ class StackStore:
         return tmpl
 
     def begin_traversal(self, stack_id, expected_traversal, new_traversal, action, fence=None,
-                        **values):
+                        plan=None, **values):
         """Atomically make ``new_traversal`` the stack's current one
-        (``fence``: see create_stack)."""
+        (``fence``: see create_stack), storing its ``plan``
+        (:class:`nestedflow.db.plans.Plan`) in the same transaction."""
         with self.writer() as session:
             fencing.check_run(session.connection(), fence)
+            if plan is not None:
+                plans.add(session, stack_id, new_traversal, plan)
             self._cas_traversal(session, stack_id, expected_traversal, new_traversal, action,
                                 {"traversal_owner": self.queued_owner, **values})
         self._changed(stack_id, action, states.IN_PROGRESS)

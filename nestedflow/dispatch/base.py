@@ -1,6 +1,7 @@
 """How a traversal gets to whoever runs it."""
 
 import abc
+import functools
 import importlib.metadata
 import urllib.parse
 
@@ -56,21 +57,27 @@ class Dispatcher(abc.ABC):
 def dispatcher_class(url):
     """The dispatcher class the scheme of ``url`` names (no URL: in process)."""
     scheme = urllib.parse.urlsplit(url).scheme if url else IN_PROCESS
-    # Imported on first use: a command that only reads stacks starts faster.
-    from stevedore import driver
+    found = _registry().get(scheme)
+    if found is not None:
+        return found
+    failure = _registry().failure(scheme)
+    if failure is not None:
+        raise failure.error  # e.g. kazoo missing: the caller says what to install
+    known = sorted(ep.name for ep in importlib.metadata.entry_points(group=NAMESPACE))
+    # The URL may carry credentials: show where it points, not them.
+    parts = urllib.parse.urlsplit(url)
+    shown = url if "@" not in parts.netloc else parts._replace(
+        netloc="***@" + parts.netloc.rpartition("@")[2], query="").geturl()
+    raise exceptions.NestedflowError(
+        f"jobboard_url {shown!r}: no dispatcher for the scheme {scheme!r} "
+        f"(known: {', '.join(known)})") from None
 
-    def fail(manager, entry_point, error):
-        raise error  # e.g. kazoo missing: the caller says what to install
 
-    try:
-        return driver.DriverManager(NAMESPACE, scheme, invoke_on_load=False,
-                                    on_load_failure_callback=fail).driver
-    except driver.NoMatches:
-        known = sorted(ep.name for ep in importlib.metadata.entry_points(group=NAMESPACE))
-        # The URL may carry credentials: show where it points, not them.
-        parts = urllib.parse.urlsplit(url)
-        shown = url if "@" not in parts.netloc else parts._replace(
-            netloc="***@" + parts.netloc.rpartition("@")[2], query="").geturl()
-        raise exceptions.NestedflowError(
-            f"jobboard_url {shown!r}: no dispatcher for the scheme {scheme!r} "
-            f"(known: {', '.join(known)})") from None
+@functools.cache
+def _registry():
+    # Built on first use: a command that only reads stacks starts faster
+    # (stevedore is not imported), and only the dispatcher asked for is
+    # imported -- the ZooKeeper one pulls in kazoo and TaskFlow's jobboard.
+    from nestedflow.plugins.registry import Registry
+
+    return Registry(NAMESPACE)

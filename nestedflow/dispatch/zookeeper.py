@@ -2,7 +2,7 @@
 
 ``zookeeper://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]/ROOT[?OPTIONS]``
 names one deployment; the paths under its root are described in
-:mod:`nestedflow.dispatch.jobboard`, the credentials, ACL and TLS options
+:mod:`nestedflow.dispatch.impl_zookeeper`, the credentials, ACL and TLS options
 in :mod:`nestedflow.dispatch.zk_security`. Reading them (``nestedflow
 conductor list``) needs only kazoo.
 """

@@ -8,7 +8,7 @@ from nestedflow.engine import views
 
 
 @dataclasses.dataclass(frozen=True)
-class CheckResult(views._View):
+class CheckResult(views.View):
     """One run of one pre- or post-check of one resource action."""
 
     resource_name: str
@@ -40,13 +40,13 @@ class CheckResult(views._View):
                    stack_name=stack_name)
 
 
-def list_checks(engine, stack_id, nested_depth=0, latest=False, context=None):
-    """Check results of the stack (and ``nested_depth`` levels of nested
-    stacks), oldest first; ``latest``: only each check's last result."""
+def list_checks(db, stacks, latest=False):
+    """Check results of ``stacks`` (a stack and the nested stacks asked for),
+    oldest first; ``latest``: only each check's last result."""
     results = []
-    for stack in engine._tree(stack_id, nested_depth, context):
+    for stack in stacks:
         results.extend(CheckResult.from_row(row, stack.name)
-                       for row in check_results.list_results(engine.db, stack.id))
+                       for row in check_results.list_results(db, stack.id))
     results.sort(key=lambda r: r.timestamp)
     if latest:
         last = {}

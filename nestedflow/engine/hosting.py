@@ -2,7 +2,7 @@
 
 Concurrency: nestedflow runs on native threads (a traversal's resource
 actions on a worker pool's threads; Heat-style polls park as greenlets on
-those threads, see :mod:`nestedflow.flows.parking`). A process monkey-patched
+those threads, see :mod:`nestedflow.pools.parking`). A process monkey-patched
 by eventlet -- as many Heat services still are -- turns those threads into
 green threads of one OS thread, under which the parking pool's own greenlet
 switches and blocking database drivers are not supported: such a process

@@ -8,7 +8,8 @@ ORM, oslo.db nor anything a traversal needs (doc/source/performance.rst,
 "Command-line start-up").
 """
 
-from nestedflow.engine import tenancy, views
+from nestedflow import tenancy
+from nestedflow.engine import views
 from nestedflow.engine.tags import check_tags
 from nestedflow.engine.tags import matches as tag_filter
 

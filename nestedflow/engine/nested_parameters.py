@@ -13,7 +13,7 @@ properties give one that is known before anything runs), then the nested
 stack's own ``NestedParameters``. The key is left out when there are none.
 """
 
-from nestedflow.resources.schema import UNRESOLVED
+from nestedflow.properties.schema import UNRESOLVED
 from nestedflow.stacks.types import PSEUDO_PARAMETERS, has_unresolved
 from nestedflow.template import environment as env_module
 from nestedflow.template import functions, loader

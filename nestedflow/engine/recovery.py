@@ -29,7 +29,18 @@ import uuid
 
 from nestedflow import states
 from nestedflow.conf import CONF
-from nestedflow.db import heartbeats
+
+# The owner-token format lives beside the heartbeats that read it; the
+# engine and the in-process dispatcher both name runs with it.
+from nestedflow.db.owners import (  # noqa: F401 (re-exported)
+    QUEUED,
+    SEPARATOR,
+    UNPOSTED,
+    engine_of,
+    queued_owner,
+    run_owner,
+    unposted_owner,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -38,37 +49,11 @@ LOG = logging.getLogger(__name__)
 #: None: the script running, as Heat's ``CONF.prog``.
 PROGRAM = None
 
-#: The owner token of a traversal stored but not yet claimed by a run.
-QUEUED = "queued"
-SEPARATOR = heartbeats.SEPARATOR
-
 
 def new_engine_id(name):
     """A heartbeat id for one engine instance: its name and a random part
     (a restarted process, or a reused pid, is another engine)."""
     return f"{name}-{uuid.uuid4().hex[:8]}"
-
-
-def queued_owner(engine_id):
-    """The owner of a traversal ``engine_id`` stored and will run."""
-    return f"{engine_id}{SEPARATOR}{QUEUED}"
-
-
-def unposted_owner(engine_id):
-    """The owner of a traversal ``engine_id`` stored and posts as a job."""
-    return f"{engine_id}{SEPARATOR}{heartbeats.UNPOSTED}"
-
-
-def run_owner(engine_id):
-    """A new owner token for a run of ``engine_id``."""
-    return f"{engine_id}{SEPARATOR}{uuid.uuid4().hex}"
-
-
-def engine_of(owner):
-    """The engine id an embedded run's owner token names (None: not one --
-    a conductor's run, whose names cannot hold the separator)."""
-    engine_id, sep, _ = (owner or "").rpartition(SEPARATOR)
-    return engine_id if sep else None
 
 
 class Heartbeat:
@@ -147,7 +132,7 @@ def unclaimed(stack, dispatcher):
     ``stack ... --wait`` tells after a few seconds."""
     owner = stack.traversal_owner or ""
     if stack.status != states.IN_PROGRESS or not owner.endswith(
-            SEPARATOR + heartbeats.UNPOSTED):
+            SEPARATOR + UNPOSTED):
         return None  # settled, or claimed by a run
     reason = dispatcher.unserved()
     if reason is None:

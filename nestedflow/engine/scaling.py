@@ -110,7 +110,7 @@ def _adjust(engine, stack, row, key, adjustment, adjustment_type, min_step, cool
                                               min_step, props["min_size"], props["max_size"])
     if size == len(members):
         raise exceptions.NoActionRequired(f"{row.name}: no change in capacity")
-    new_name = group._namer(key, {name for name, _ in members})
+    new_name = group.member_name(key, {name for name, _ in members})
     resized = autoscaling.member_definitions(members, group.definition(props), size, 0,
                                              new_name)
     files = children.parent_files()

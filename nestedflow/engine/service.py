@@ -6,33 +6,17 @@ import socket
 import threading
 import time
 
-from nestedflow import exceptions, states
+from nestedflow import exceptions, states, tenancy
 from nestedflow.conf import CONF
 from nestedflow.db import models
 from nestedflow.db import requests as db_requests
 from nestedflow.db.api import Database
 from nestedflow.db.snapshots import TagStore
-from nestedflow.engine import hosting, listing, recovery, services, tenancy, views
+from nestedflow.engine import hosting, listing, recovery, services, views
+from nestedflow.engine.parts import Built
 from nestedflow.engine.software_config import SoftwareConfigMethods
 from nestedflow.engine.tags import check_tags
-from nestedflow.flows import collector
-
-
-class _Built:
-    """An engine part made on first use (see Engine._build).
-
-    A non-data descriptor: once built, the instance attribute of the same
-    name answers (and tests may still replace a part by assigning it).
-    """
-
-    def __set_name__(self, owner, name):
-        self.name = name
-
-    def __get__(self, engine, owner=None):
-        if engine is None:
-            return self
-        engine._build()
-        return engine.__dict__[self.name]
+from nestedflow.taskflow import collector
 
 
 class Engine(SoftwareConfigMethods, services.ServiceMethods):
@@ -75,40 +59,43 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
     # What runs traversals (TaskFlow, oslo.messaging, the plugins) is made on
     # first use: reading stacks needs only the database, so a command line
     # answering ``stack list`` does not import or start any of it.
-    registry = _Built()
-    store = _Built()
-    runtime = _Built()
-    stacks = _Built()
-    events = _Built()
-    notifications = _Built()
-    _backend = _Built()
-    _dispatcher = _Built()
-    _previews = _Built()
-    _data = _Built()
-    _snapshots = _Built()
+    registry = Built()
+    store = Built()
+    runtime = Built()
+    stacks = Built()
+    events = Built()
+    notifications = Built()
+    _backend = Built()
+    _dispatcher = Built()
+    _previews = Built()
+    _data = Built()
+    _snapshots = Built()
+    _reruns = Built()
 
     def _build(self):
         with self._build_lock:
             if self._parts is None:
                 return
+            from nestedflow.db.physical import PhysicalStore
             from nestedflow.db.snapshots import SnapshotStore
-            from nestedflow.dispatch.local import JOB_SLOTS
+            from nestedflow.dispatch.impl_local import JOB_SLOTS
             from nestedflow.dispatch.slots import SlotGate
             from nestedflow.engine.previews import Previews
+            from nestedflow.engine.reruns import Reruns
             from nestedflow.engine.snapshots import Snapshots
             from nestedflow.engine.stack_data import StackData
             from nestedflow.messaging import transport
             from nestedflow.messaging.events import StackEvents
             from nestedflow.messaging.notifications import Notifications
-            from nestedflow.plugins.loader import ResourceRegistry
-            from nestedflow.resources.physical import PhysicalStore
+            from nestedflow.resources.registry import ResourceRegistry
             from nestedflow.stacks.lifecycle import StackLifecycle
+            from nestedflow.taskflow.sql_backend import TaskflowBackend
 
             parts, self._parts = self._parts, None
             attrs = self.__dict__
             attrs["registry"] = parts["registry"] or ResourceRegistry()
             attrs["store"] = PhysicalStore(self.db)
-            attrs["_backend"] = self.db.taskflow_backend()
+            attrs["_backend"] = TaskflowBackend.for_database(self.db)
             attrs["stacks"] = StackLifecycle(self.db, self.registry, self._dispatch)
             self.transport_url = transport.url(CONF, self.transport_url)
             attrs["events"] = StackEvents(self.transport_url)
@@ -129,6 +116,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
             )
             attrs["_previews"] = Previews(self.db, self.registry, self.stacks, self.store)
             attrs["_data"] = StackData(self.db, self.stacks, self._tags)
+            attrs["_reruns"] = Reruns(self.db, self.registry, self.stacks)
             attrs["_snapshots"] = Snapshots(self.db, self.registry, self.stacks, self.store,
                                             self._data, SnapshotStore(self.db))
             self.db.on_stack_change(self.events.changed)
@@ -236,7 +224,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
         """
         tags = check_tags(tags)
         # Loading and validating the template allocates what lives as long
-        # as its definition: as for a flow's build (flows.collector), a full
+        # as its definition: as for a flow's build (taskflow.collector), a full
         # collection then walks the heap for nothing -- 0.08 s of a
         # 1,000-resource update.
         with collector.paused():
@@ -329,9 +317,8 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
     def continue_stack(self, stack_id, context=None):
         """Continue a stopped (or failed) create or update from where it
         stopped: what was done is kept, the rest is done."""
-        from nestedflow.engine import reruns
-
-        return reruns.continue_stack(self, self._visible(stack_id, context), context)
+        return self.get_stack(self._reruns.continue_stack(self._visible(stack_id, context),
+                                                          context))
 
     def rerun(self, stack_id, resources, with_dependents=False, with_dependencies=False,
               checks_only=False, context=None):
@@ -339,10 +326,9 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
         converge them; re-create what cannot be), and if asked what depends
         on them or what they depend on; nothing else is touched.
         ``checks_only`` runs only their checks."""
-        from nestedflow.engine import reruns
-
-        return reruns.rerun(self, self._visible(stack_id, context), resources, with_dependents,
-                            with_dependencies, checks_only, context)
+        return self.get_stack(self._reruns.rerun(self._visible(stack_id, context), resources,
+                                                 with_dependents, with_dependencies,
+                                                 checks_only, context))
 
     # -- stored data, abandon (nestedflow.engine.stack_data) -----------------
 
@@ -496,7 +482,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
         (:class:`nestedflow.engine.checks.CheckResult`)."""
         from nestedflow.engine import checks
 
-        return checks.list_checks(self, stack_id, nested_depth, latest, context)
+        return checks.list_checks(self.db, self._tree(stack_id, nested_depth, context), latest)
 
     def _tree(self, stack_id, nested_depth, context=None):
         """The stack and its nested stacks down to ``nested_depth``, breadth first."""

@@ -30,19 +30,19 @@ class StackData:
 
     def get_template(self, stack_id):
         """The stack's current template, as given (Heat's ``template show``)."""
-        return _copy(self._stored(stack_id)[1].template)
+        return copy_stored(self._stored(stack_id)[1].template)
 
     def get_environment(self, stack_id):
         """The stack's environment: ``parameters``, ``parameter_defaults``,
         ``resource_registry`` (Heat's ``environment show``)."""
         stored = self._stored(stack_id)[1]
-        environment = dict(_copy(stored.environment) or {})
+        environment = dict(copy_stored(stored.environment) or {})
         # Parameters given with the create or update are part of what the
         # user passed, as Heat keeps them in the stored environment.
         parameters = {**(environment.get("parameters") or {}), **(stored.parameters or {})}
         # As Heat's get_environment: hidden parameters (of the template or
         # any template in its files) are shown as '******'.
-        hidden = _hidden_parameters(stored.template, stored.files)
+        hidden = hidden_parameters(stored.template, stored.files)
         return {
             "parameters": _masked(parameters, hidden),
             "parameter_defaults": _masked(environment.get("parameter_defaults") or {}, hidden),
@@ -53,7 +53,7 @@ class StackData:
 
     def get_files(self, stack_id):
         """The stack's files map: name -> contents (Heat's ``file show``)."""
-        return dict(_copy(self._stored(stack_id)[1].files) or {})
+        return dict(copy_stored(self._stored(stack_id)[1].files) or {})
 
     def prepare_abandon(self, stack_id, extra=None):
         """Heat's abandon data of the stack (nothing changes); ``extra(stack,
@@ -93,9 +93,9 @@ class StackData:
             "id": stack.id,
             "action": stack.action,
             "status": stack.status,
-            "template": _copy(stored.template),
-            "environment": _copy(environment),
-            "files": dict(_copy(stored.files) or {}),
+            "template": copy_stored(stored.template),
+            "environment": copy_stored(environment),
+            "files": dict(copy_stored(stored.files) or {}),
             "resources": resources,
             "project_id": "",
             "stack_user_project_id": "",
@@ -129,16 +129,16 @@ class StackData:
                                 deleted_at=models.utcnow())
 
 
-def _copy(value):
+def copy_stored(value):
     """A deep copy of stored JSON (the stored rows are shared and cached)."""
     if isinstance(value, dict):
-        return {key: _copy(item) for key, item in value.items()}
+        return {key: copy_stored(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_copy(item) for item in value]
+        return [copy_stored(item) for item in value]
     return value
 
 
-def _hidden_parameters(template, files):
+def hidden_parameters(template, files):
     from nestedflow.template import loader
 
     names = set()

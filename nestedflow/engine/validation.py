@@ -13,7 +13,7 @@ import types
 from nestedflow import exceptions
 from nestedflow.conf import CONF
 from nestedflow.engine import nested_parameters
-from nestedflow.resources.schema import UNRESOLVED
+from nestedflow.properties.schema import UNRESOLVED
 from nestedflow.stacks.types import ValidatingTypes
 from nestedflow.template import limits, loader, parameters, validator
 from nestedflow.template.template import Template

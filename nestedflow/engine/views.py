@@ -14,7 +14,7 @@ def _jsonable(value):
 
 
 @dataclasses.dataclass(frozen=True)
-class _View:
+class View:
     #: Fields holding a datetime (ISO 8601 text in to_dict()).
     _TIMES = frozenset({"created_at", "updated_at", "timestamp", "deleted_at"})
 
@@ -37,7 +37,7 @@ class _View:
 
 
 @dataclasses.dataclass(frozen=True)
-class Stack(_View):
+class Stack(View):
     id: str
     name: str
     action: str
@@ -85,7 +85,7 @@ class Stack(_View):
 
 
 @dataclasses.dataclass(frozen=True)
-class Resource(_View):
+class Resource(View):
     name: str
     type: str
     physical_id: str | None
@@ -115,7 +115,7 @@ class Resource(_View):
 
 
 @dataclasses.dataclass(frozen=True)
-class Event(_View):
+class Event(View):
     id: int
     timestamp: datetime.datetime
     resource_name: str

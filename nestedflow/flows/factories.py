@@ -13,10 +13,11 @@ from taskflow.patterns import graph_flow
 
 from nestedflow import exceptions, states
 from nestedflow.db import plans
-from nestedflow.flows import collector, runtime, tasks
+from nestedflow.flows import runtime, tasks
 from nestedflow.flows.scope import TraversalScope
 from nestedflow.flows.tasks import rerun, waves
 from nestedflow.stacks.definition import load_definition
+from nestedflow.taskflow import collector
 
 #: The dotted name a job stores for :func:`stack_traversal`.
 TRAVERSAL = __name__ + ".stack_traversal"
@@ -26,10 +27,11 @@ ALLOWED = frozenset({TRAVERSAL})
 #: ROLLBACK is the convergence pass of a rollback whose revert could not
 #: restore the previous template by itself: an update to it.
 ACTIONS = (states.CREATE, states.UPDATE, states.DELETE, states.SUSPEND, states.RESUME,
-           states.CHECK, states.ROLLBACK, states.ADOPT, states.RESTORE, "RERUN", "CONTINUE")
+           states.CHECK, states.ROLLBACK, states.ADOPT, states.RESTORE, states.RERUN,
+           states.CONTINUE)
 #: Job actions whose traversal follows a stored plan (nestedflow.db.plans):
 #: the stack action they run as.
-PLANNED = {"RERUN": states.UPDATE, "CONTINUE": states.CREATE}
+PLANNED = {states.RERUN: states.UPDATE, states.CONTINUE: states.CREATE}
 
 
 def check_allowed(factory_name):

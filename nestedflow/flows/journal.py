@@ -9,7 +9,7 @@ rolling back, goes on rolling back.
 TaskFlow has no fencing (doc/source/conductors.rst, "Crashes, pauses and
 fencing"): a conductor paused past its
 ZooKeeper session keeps running its engine and writing its journal. So
-the journal (:mod:`nestedflow.flows.journal_backend`) checks that the run
+the journal (:mod:`nestedflow.taskflow.journal_backend`) checks that the run
 still owns the traversal (``stacks.traversal_owner``, :func:`owner_fence`)
 as the first statement of each of its write transactions, locking the
 stack row until the commit (:mod:`nestedflow.db.fencing`): a fenced run's

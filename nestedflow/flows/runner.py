@@ -16,9 +16,9 @@ from taskflow import states as tf_states
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions, states
-from nestedflow.flows import engine as tf_engine
 from nestedflow.flows import factories, journal, log_filters, runtime
-from nestedflow.flows import journal_backend as journal_backends
+from nestedflow.taskflow import journal_backend as journal_backends
+from nestedflow.taskflow import parallel_engine as tf_engine
 
 LOG = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
 
     Every run journals into a flow detail of its own that starts from the
     latest earlier run's progress, written behind the engine and fenced on
-    ``owner`` (see :mod:`nestedflow.flows.journal_backend`).
+    ``owner`` (see :mod:`nestedflow.taskflow.journal_backend`).
 
     ``resume`` (conductors) leaves an unexpected error to the caller
     instead of failing the stack: a conductor retries the job elsewhere, a
@@ -83,9 +83,9 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
     journal_backend = executor = None
     try:
         with runtime.installed(rt, owner):
-            engine, journal_backend, executor = _journaled_engine(rt, backend, kwargs, owner,
-                                                                  stack, first_run)
-            _announce_rollback(rt, engine, stack_id, traversal_id, owner)
+            engine, journal_backend, executor = journaled_engine(rt, backend, kwargs, owner,
+                                                                 stack, first_run)
+            announce_rollback(rt, engine, stack_id, traversal_id, owner)
             if on_engine is not None and on_engine(engine) is False:
                 return
             engine.run()
@@ -103,7 +103,7 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
             if _unsettled_owner(rt, stack_id, traversal_id, owner):
                 raise
         else:
-            _settle_if_unsettled(rt, stack_id, traversal_id, owner, error)
+            settle_if_unsettled(rt, stack_id, traversal_id, owner, error)
     finally:
         if journal_backend is not None:
             try:
@@ -120,14 +120,20 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
         rt.forget(traversal_id)
 
 
-def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
-    """The run's engine, journaling into a flow detail of its own that starts
-    from the latest earlier run's progress (none for a first run), and the
-    pool its actions run in with its size (to give back to ``rt.pools``);
-    ``stack`` is the row the claim returned."""
+def journaled_engine(rt, backend, kwargs, owner, stack, first_run, executor=None):
+    """The run's engine (``nestedflow-parallel``), journaling into a flow
+    detail of its own that starts from the latest earlier run's progress
+    (none for a first run); its journal backend; and the pool its actions
+    run in with its size (to give back to ``rt.pools``), or None when the
+    caller brings its ``executor``. ``stack`` is the row the claim returned.
+
+    Public for whoever runs a traversal its own way: the deterministic
+    simulator (:mod:`nestedflow.testing.stepped`) holds every action in its
+    executor and steps the very engine and journal production runs."""
     stack_id, traversal_id = kwargs["stack_id"], kwargs["traversal_id"]
     journal_backend = journal_backends.JournalBackend(
-        backend, backend.engine, journal.owner_fence(rt.db, stack_id, traversal_id, owner))
+        backend, backend.engine, journal.owner_fence(rt.db, stack_id, traversal_id, owner),
+        redact=journal.redacted)
     try:
         flow = factories.stack_traversal(**kwargs, stack=stack)
         # Read after our claim: the run we fenced can no longer change it.
@@ -150,6 +156,10 @@ def _journaled_engine(rt, backend, kwargs, owner, stack, first_run):
                                       behind=True)
         waits = sum(1 for node, _ in flow.iter_nodes()
                     if getattr(node, "waits_for_stacks", False))
+        if executor is not None:
+            return (taskflow.engines.load(flow, flow_detail=detail, backend=journal_backend,
+                                          engine=tf_engine.ENGINE, executor=executor),
+                    journal_backend, None)
         size = (rt.max_workers, min(waits, rt.max_nested_waits))
         pool = rt.pools.take(*size)
         try:
@@ -174,7 +184,7 @@ def _unsettled_owner(rt, stack_id, traversal_id, owner):
             and stack.status == states.IN_PROGRESS)
 
 
-def _announce_rollback(rt, engine, stack_id, traversal_id, owner):
+def announce_rollback(rt, engine, stack_id, traversal_id, owner):
     """Say ROLLBACK_IN_PROGRESS once the first task of a failed create or
     update with rollback starts reverting.
 
@@ -207,7 +217,10 @@ def _announce_rollback(rt, engine, stack_id, traversal_id, owner):
     engine.atom_notifier.register(tf_states.REVERTING, on_reverting)
 
 
-def _settle_if_unsettled(rt, stack_id, traversal_id, owner, error):
+def settle_if_unsettled(rt, stack_id, traversal_id, owner, error):
+    """Fail the stack with ``error`` if its flow failed before settling it
+    (the run still owning the traversal). Public, with announce_rollback,
+    for whoever drives a flow's engine step by step (testing.stepped)."""
     try:
         stack = rt.db.get_stack(stack_id)
     except exceptions.StackNotFound:

@@ -18,7 +18,7 @@ import threading
 import typing
 
 from nestedflow.db import models
-from nestedflow.flows import workers
+from nestedflow.pools import workers
 
 _CURRENT = contextvars.ContextVar("nestedflow_runtime")
 _OWNER = contextvars.ContextVar("nestedflow_owner", default=None)
@@ -74,9 +74,9 @@ class OwnerProbe(typing.Protocol):
 @dataclasses.dataclass(frozen=True)
 class Runtime:
     db: StateDatabase
-    #: The physical objects of the built-in types (resources.physical.PhysicalStore).
+    #: The physical objects of the built-in types (db.physical.PhysicalStore).
     store: typing.Any
-    #: Resource types by name (plugins.loader.ResourceRegistry).
+    #: Resource types by name (resources.registry.ResourceRegistry).
     registry: typing.Any
     #: Who runs the work: recorded in events and used as the lock holder prefix.
     engine_id: str

@@ -11,13 +11,13 @@ import contextlib
 import datetime
 import logging
 
-from nestedflow import exceptions, states
-from nestedflow.checks.runner import CheckRunner
+from nestedflow import exceptions, states, tenancy
 from nestedflow.db import models
 from nestedflow.db.resources import run_start
 from nestedflow.db.software_config import SoftwareConfigStore
-from nestedflow.engine import tenancy
-from nestedflow.flows import hooks, parking, workers
+from nestedflow.flows import hooks
+from nestedflow.flows.check_runner import CheckRunner
+from nestedflow.pools import parking, workers
 from nestedflow.resources import base, external
 from nestedflow.stacks.children import ChildStacks
 from nestedflow.stacks.signals import SignalBox
@@ -79,7 +79,7 @@ class TraversalScope:
         # Per task run (TaskFlow runs each task in its own worker thread):
         # whether it is a revert, and the locks it holds.
         # Per task, not per thread: tasks parked on one thread (Heat-style
-        # polls, nestedflow.flows.parking) interleave on it.
+        # polls, nestedflow.pools.parking) interleave on it.
         self._task = parking.TaskLocal()
 
     # -- per task -----------------------------------------------------------

@@ -1,0 +1,1 @@
+"""Stack-change notifications and stack events over oslo.messaging."""

@@ -27,8 +27,7 @@ import threading
 
 import oslo_messaging as messaging
 
-from nestedflow import states
-from nestedflow.engine import tenancy
+from nestedflow import states, tenancy
 from nestedflow.messaging import transport
 from nestedflow.messaging.serializer import ContextSerializer
 

@@ -26,9 +26,9 @@ import hashlib
 import math
 
 from nestedflow import exceptions
+from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources import base, nested
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
 
 ADJUSTMENT_TYPES = (EXACT, CHANGE, PERCENT) = (
     "exact_capacity", "change_in_capacity", "percent_change_in_capacity")
@@ -151,11 +151,11 @@ class AutoScalingGroup(nested.NestedStackResource):
     @classmethod
     def fingerprint(cls, properties, files, type_name):
         member = (properties.get("resource") or {}).get("type")
-        return nested._digest(files.get(member)) if member in (files or {}) else None
+        return nested.digest(files.get(member)) if member in (files or {}) else None
 
     # -- the child template ------------------------------------------------
 
-    def _namer(self, seed, taken):
+    def member_name(self, seed, taken):
         counter = [0]
 
         def new_name():
@@ -196,7 +196,7 @@ class AutoScalingGroup(nested.NestedStackResource):
         size = properties.get("desired_capacity")
         if size is None:
             size = properties.get("min_size") or 0
-        new_name = self._namer(self.context.create_key, set())
+        new_name = self.member_name(self.context.create_key, set())
         members = member_definitions([], self.definition(properties), size, 0, new_name)
         return self.build(members, files), {}, files
 
@@ -212,7 +212,7 @@ class AutoScalingGroup(nested.NestedStackResource):
         files = children.parent_files()
         members = self.members()
         taken = {name for name, _ in members}
-        new_name = self._namer(f"{self.context.create_key}:{self.context.traversal_id}", taken)
+        new_name = self.member_name(f"{self.context.create_key}:{self.context.traversal_id}", taken)
         definition = self.definition(new_properties)
         if definition != self.definition(old_properties):
             policy = new_properties.get("rolling_updates") or {}

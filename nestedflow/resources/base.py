@@ -19,7 +19,10 @@ import typing
 import uuid
 
 from nestedflow import exceptions
-from nestedflow.resources import schema
+from nestedflow.properties import schema
+
+# Re-exported: a plugin's validate_resource is handed one (plugins.rst).
+from nestedflow.properties.schema import StackSummary  # noqa: F401
 
 
 @dataclasses.dataclass
@@ -48,7 +51,7 @@ class ActionContext:
     #: a fencing token for APIs that take one (see StoredObjectResource).
     holder: str | None = None
     #: The oslo.context RequestContext of the stack's latest action (None:
-    #: the embedded default), without its tokens; see nestedflow.engine.tenancy.
+    #: the embedded default), without its tokens; see nestedflow.tenancy.
     request_context: typing.Any = None
     #: The software-config store (:class:`nestedflow.db.software_config.SoftwareConfigStore`)
     #: Heat's own config and deployment types keep their configs in; None
@@ -76,24 +79,12 @@ class ActionContext:
             )
 
 
-@dataclasses.dataclass(frozen=True)
-class StackSummary:
-    """What :meth:`Resource.validate_resource` may know of the stack whose
-    template is being validated (None where it is not known yet)."""
-
-    name: str | None = None
-    id: str | None = None
-    #: The stack's timeout in minutes; None: no timeout.
-    timeout: int | None = None
-    resource_names: frozenset = frozenset()
-
-
 class Resource(abc.ABC):
     """Base class of every resource type.
 
     Subclasses declare ``properties_schema`` (name ->
-    :class:`nestedflow.resources.schema.Property`) and ``attributes_schema``
-    (name -> :class:`nestedflow.resources.schema.Attribute`), and implement
+    :class:`nestedflow.properties.schema.Property`) and ``attributes_schema``
+    (name -> :class:`nestedflow.properties.schema.Attribute`), and implement
     the six actions. ``self.properties`` holds the validated, resolved
     properties of the action being performed.
     """
@@ -101,7 +92,7 @@ class Resource(abc.ABC):
     properties_schema: typing.ClassVar[dict] = {}
     attributes_schema: typing.ClassVar[dict] = {}
     #: Its actions mostly wait for child stacks (and give their worker up
-    #: meanwhile, see :mod:`nestedflow.flows.workers`).
+    #: meanwhile, see :mod:`nestedflow.pools.workers`).
     waits_for_stacks: typing.ClassVar[bool] = False
     #: False for a type whose actions change nothing outside nestedflow's
     #: own database (``OS::Heat::None``; a plugin that only computes or
@@ -259,7 +250,7 @@ class Resource(abc.ABC):
         """Optional: the type's own checks of resource ``name`` when its
         template is validated, after :meth:`checked_properties` (Heat's
         ``Resource.validate``). ``properties`` may hold
-        :data:`~nestedflow.resources.schema.UNRESOLVED` values; ``stack`` is
+        :data:`~nestedflow.properties.schema.UNRESOLVED` values; ``stack`` is
         a :class:`StackSummary`. Raise StackValidationFailed (naming
         ``path``) to refuse the template."""
         return None  # nothing more to check by default
@@ -350,7 +341,7 @@ class StoredObjectResource(Resource):
     def _fence(self):
         # Only while this run (or, if the engine did not say which, this
         # traversal) still holds the resource lock (see
-        # nestedflow.resources.physical): the store is a cloud that takes a
+        # nestedflow.db.physical): the store is a cloud that takes a
         # fencing token.
         return (self.context.resource_id, self.context.holder or f"{self.context.traversal_id}/")
 

@@ -10,9 +10,9 @@ credentials (no keystone user, signed URL or queue).
 """
 
 
+from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources import base
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
 
 TRANSPORTS = ("POLL_SERVER_CFN", "POLL_SERVER_HEAT", "POLL_TEMP_URL", "ZAQAR_MESSAGE")
 

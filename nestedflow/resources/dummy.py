@@ -12,7 +12,7 @@ action sleeps a while, the physical id is random, and
 
 Registered as ``OS::Heat::Dummy`` and under the PoC's own name ``Dummy`` so
 its sample templates run unchanged. Objects live in the shared physical
-store (:mod:`nestedflow.resources.physical`), so duplicates and leaks can be
+store (:mod:`nestedflow.db.physical`), so duplicates and leaks can be
 counted as for ``OS::Heat::TestResource``. The wait is drawn between the
 ``[dummy] min_wait_secs`` and ``max_wait_secs`` options (1 to 5 s, as in the
 PoC's README).
@@ -23,10 +23,10 @@ import secrets
 
 from nestedflow import exceptions
 from nestedflow.conf import CONF
+from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources import base
 from nestedflow.resources.random_string import CHARACTER_CLASSES as _SEQUENCES
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
 
 _YES = ("yes", "y")
 

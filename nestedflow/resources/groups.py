@@ -16,8 +16,8 @@ properties follow a deployment's update behaviour.
 """
 
 from nestedflow import exceptions
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources.nested import ResourceGroup
-from nestedflow.resources.schema import Attribute, Property, Types
 from nestedflow.resources.software_deployment import (
     DEPLOY_ATTRIBUTES,
     DEPLOYMENT_SCHEMA,

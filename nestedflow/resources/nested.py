@@ -9,12 +9,21 @@ import abc
 import copy
 import hashlib
 import json
+import uuid
 
 from nestedflow import exceptions, states
+from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources import base
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.stacks.children import ChildStacks
-from nestedflow.template import constraints, loader
+from nestedflow.template import loader
+
+
+def child_stack_id(create_key):
+    """The child's id follows from the parent's create key: a re-run finds it.
+
+    Here, below ``stacks``, because the resource names its physical id
+    before :class:`nestedflow.stacks.children.ChildStacks` makes the child."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"nestedflow-child:{create_key}"))
 
 
 class NestedStackResource(base.Resource):
@@ -44,7 +53,7 @@ class NestedStackResource(base.Resource):
         environment: stacks.changes.fingerprint.)"""
         files = files or {}
         reached = loader.files_reached([type_name, properties], files)
-        return _digest({name: files[name] for name in sorted(reached)})
+        return digest({name: files[name] for name in sorted(reached)})
 
     def _children(self):
         return self.context.children
@@ -64,7 +73,7 @@ class NestedStackResource(base.Resource):
         children = self._children()
         files = children.parent_files()
         template, parameters, child_files = self.child_template(self.properties, files)
-        self.context.physical_id = ChildStacks.child_id(self.context.create_key)
+        self.context.physical_id = child_stack_id(self.context.create_key)
         self._run(children.create, self.name, self.context.create_key, template, parameters,
                   child_files, self.timeout_minutes(self.properties), adopt_stack_data)
         return self.context.physical_id
@@ -83,7 +92,7 @@ class NestedStackResource(base.Resource):
         self.properties = new_properties
 
     def delete(self):
-        child_id = self.physical_id or ChildStacks.child_id(self.context.create_key)
+        child_id = self.physical_id or child_stack_id(self.context.create_key)
         self._run(self._children().delete, child_id)
 
     def check(self):
@@ -119,7 +128,7 @@ class NestedStackResource(base.Resource):
         return outputs.get(name)
 
 
-def _digest(value):
+def digest(value):
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -1,6 +1,6 @@
 """Waiting for something outside the action: poll it, parked in between.
 
-Between two polls the action is parked (:func:`nestedflow.flows.workers.park`):
+Between two polls the action is parked (:func:`nestedflow.pools.workers.park`):
 it holds neither a worker nor a thread, so hundreds can wait at once on a
 pool of a few threads, as Heat's green threads do. The wait starts at
 ``[heat_compat] poll_interval`` and grows 1.5 times per poll up to
@@ -10,7 +10,7 @@ out) ends the wait with :class:`~nestedflow.exceptions.OwnershipLost`.
 
 from nestedflow import exceptions
 from nestedflow.conf import CONF
-from nestedflow.flows import workers
+from nestedflow.pools import workers
 
 
 def poll_until(context, done, what):

@@ -4,9 +4,9 @@ import secrets
 import string
 
 from nestedflow import exceptions
+from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources import base
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
 
 _CLASSES = {
     "lettersdigits": string.ascii_letters + string.digits,

@@ -24,11 +24,11 @@ from email.mime import multipart, text
 import yaml
 
 from nestedflow import exceptions
-from nestedflow.engine import software_config as swc
-from nestedflow.engine import software_config_io as swc_io
+from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources import base
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
+from nestedflow.resources import software_config_io as swc_io
+from nestedflow.resources import software_records as swc
 
 #: Heat's ``SoftwareConfig.properties_schema``.
 CONFIG_SCHEMA = {

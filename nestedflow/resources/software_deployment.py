@@ -30,12 +30,12 @@ import uuid
 from nestedflow import exceptions
 from nestedflow.conf import CONF
 from nestedflow.db.software_config import ALL_PROJECTS
-from nestedflow.engine import software_config as swc
-from nestedflow.engine import software_config_io as swc_io
+from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources import base, polling
-from nestedflow.resources.schema import Attribute, Property, Types
+from nestedflow.resources import software_config_io as swc_io
+from nestedflow.resources import software_records as swc
 from nestedflow.resources.software_config import config_id_for
-from nestedflow.template import constraints
 
 ACTIONS = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME")
 TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL", "ZAQAR_SIGNAL")

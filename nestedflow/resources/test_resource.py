@@ -2,9 +2,9 @@
 (heat/engine/resources/openstack/heat/test_resource.py)."""
 
 from nestedflow import exceptions
+from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources import base
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
 
 
 class TestResource(base.StoredObjectResource):

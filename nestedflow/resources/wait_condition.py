@@ -23,9 +23,9 @@ import time
 
 from nestedflow import exceptions
 from nestedflow.conf import CONF
+from nestedflow.properties import constraints
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.resources import base
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template import constraints
 
 STATUSES = (FAILURE, SUCCESS) = ("FAILURE", "SUCCESS")
 SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL",

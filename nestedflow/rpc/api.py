@@ -171,7 +171,7 @@ class EngineSerializer(ContextSerializer):
     """Views as tagged dicts; the context as oslo.context's dict.
 
     An empty context stands for "no context": the server then acts as the
-    embedded default does (see :mod:`nestedflow.engine.tenancy`).
+    embedded default does (see :mod:`nestedflow.tenancy`).
     """
 
     def serialize_entity(self, ctxt, entity):

@@ -9,11 +9,10 @@ gives up its job slot, so a deep tree never deadlocks on slots.
 import dataclasses
 import math
 import time
-import uuid
 
-from nestedflow import exceptions, states
-from nestedflow.engine import tenancy
-from nestedflow.flows import workers
+from nestedflow import exceptions, states, tenancy
+from nestedflow.pools import workers
+from nestedflow.resources import nested
 from nestedflow.template import environment
 
 
@@ -25,7 +24,7 @@ class ParentLink:
     root_id: str
     resource_name: str
     depth: int
-    #: The tenancy columns the child inherits (nestedflow.engine.tenancy).
+    #: The tenancy columns the child inherits (nestedflow.tenancy).
     owner: dict = dataclasses.field(default_factory=dict)
     #: The parent's run making the child (nestedflow.db.fencing.check_run).
     fence: tuple | None = None
@@ -73,10 +72,7 @@ class ChildStacks(ChildReads):
     def registry(self):
         return self._rt.registry
 
-    @staticmethod
-    def child_id(create_key):
-        """The child's id follows from the parent's create key: a re-run finds it."""
-        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"nestedflow-child:{create_key}"))
+    child_id = staticmethod(nested.child_stack_id)
 
     def parent_files(self):
         """The files of the parent's template version this action works for:

@@ -1,7 +1,7 @@
 """A stack's template with its parameters resolved: what every traversal works from."""
 
 from nestedflow import exceptions
-from nestedflow.resources.base import StackSummary
+from nestedflow.properties.schema import StackSummary
 from nestedflow.stacks.types import ValidatingTypes
 from nestedflow.template import functions, loader, parameters, validator
 from nestedflow.template.functions.core import NO_PARENT, facade_of

@@ -10,10 +10,9 @@ import uuid
 
 from oslo_db import exception as db_exc
 
-from nestedflow import exceptions, states
+from nestedflow import exceptions, states, tenancy
 from nestedflow.conf import CONF
 from nestedflow.db import requests
-from nestedflow.engine import tenancy
 from nestedflow.stacks.definition import StackDefinition
 from nestedflow.template import environment, limits, loader
 
@@ -143,7 +142,7 @@ class StackLifecycle:
             values["timeout"] = timeout
         if disable_rollback is not None:
             values["disable_rollback"] = bool(disable_rollback)
-        values.update(_context_values(context))
+        values.update(tenancy.context_values(context))
         traversal_id = str(uuid.uuid4())
         for _attempt in range(5):
             # Another update may take over between our read and our write;
@@ -210,16 +209,23 @@ class StackLifecycle:
 
     # -- delete, suspend, resume, check, cancel -------------------------------
 
-    def start_traversal(self, stack_id, expected_traversal, action, fence=None, **values):
+    def start_traversal(self, stack_id, expected_traversal, action, fence=None, plan=None,
+                        **values):
         """Make a new traversal of ``action`` the stack's current one in
         place of ``expected_traversal`` (writing ``values`` on the stack)
         and dispatch it; returns its id. Raises TraversalSuperseded if
-        ``expected_traversal`` is no longer current."""
+        ``expected_traversal`` is no longer current.
+
+        The one route every action on an existing stack starts by, so each
+        records its request id alike. ``plan`` (:class:`nestedflow.db.plans.
+        Plan`): the traversal runs only that, stored with it; its job is
+        dispatched as the plan's action (RERUN, CONTINUE) while the stack
+        shows ``action``."""
         traversal_id = str(uuid.uuid4())
         self.db.begin_traversal(stack_id, expected_traversal, traversal_id, action, fence=fence,
-                                **values)
+                                plan=plan, **values)
         self._record_request(stack_id, traversal_id, values.get("request_context"))
-        self._dispatch(stack_id, traversal_id, action)
+        self._dispatch(stack_id, traversal_id, action if plan is None else plan.action)
         return traversal_id
 
     def _record_request(self, stack_id, traversal_id, stored_context):
@@ -234,7 +240,8 @@ class StackLifecycle:
         # Takes over from any traversal in progress; its tasks stop at
         # their next ownership check, and in-flight actions finish first.
         self.start_traversal(stack.id, stack.current_traversal, states.DELETE, fence=fence,
-                             status_reason="Stack DELETE started", **_context_values(context))
+                             status_reason="Stack DELETE started",
+                             **tenancy.context_values(context))
         return stack.id
 
     def action(self, stack_id, action, context=None, fence=None):
@@ -244,7 +251,8 @@ class StackLifecycle:
                 f"stack {stack.name} is {stack.action}_IN_PROGRESS; {action.lower()} it "
                 "once it settles")
         self.start_traversal(stack.id, stack.current_traversal, action, fence=fence,
-                             status_reason=f"Stack {action} started", **_context_values(context))
+                             status_reason=f"Stack {action} started",
+                             **tenancy.context_values(context))
         return stack.id
 
     def cancel(self, stack_id, rollback=True):
@@ -301,11 +309,6 @@ class StackLifecycle:
                     f"file is {len(str(content))} bytes, over the {limit}-byte limit",
                     path=f"files.{fname}",
                 )
-
-
-def _context_values(context):
-    """The stack columns an action under ``context`` writes (none without one)."""
-    return {} if context is None else {"request_context": tenancy.stored(context)}
 
 
 def _check_timeout(timeout):

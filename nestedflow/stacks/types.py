@@ -3,8 +3,8 @@ against the template file they name, recursively, before anything is stored."""
 
 from nestedflow import exceptions
 from nestedflow.conf import CONF
+from nestedflow.properties.schema import UNRESOLVED, Attribute, Property, Types
 from nestedflow.resources.nested import TemplateResource
-from nestedflow.resources.schema import UNRESOLVED, Attribute, Property, Types
 from nestedflow.template import environment as env_module
 from nestedflow.template import loader, validator
 from nestedflow.template.template import Template, is_template_file_type

@@ -5,8 +5,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from nestedflow.exceptions import StackValidationFailed
-from nestedflow.resources.schema import coerce_scalar, parse_boolean
-from nestedflow.template import constraints as constr
+from nestedflow.properties import constraints as constr
+from nestedflow.properties.schema import coerce_scalar, parse_boolean
 from nestedflow.template import limits
 
 STRING = "string"

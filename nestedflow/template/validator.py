@@ -3,8 +3,7 @@
 import heapq
 
 from nestedflow.exceptions import DependencyCycle, StackValidationFailed, UnknownResourceType
-from nestedflow.resources.base import StackSummary
-from nestedflow.resources.schema import UNRESOLVED, validate_properties
+from nestedflow.properties.schema import UNRESOLVED, StackSummary, validate_properties
 from nestedflow.template import functions
 from nestedflow.template.functions import sizes
 
@@ -93,7 +92,7 @@ def validate(template, parameters, type_lookup, stack=None):
     ``type_lookup(type_name)`` returns the resource class or raises
     UnknownResourceType. A class whose ``properties_schema`` is None has its
     properties resolved but not checked against a schema. ``stack``, a
-    :class:`~nestedflow.resources.base.StackSummary`, is what a type's
+    :class:`~nestedflow.properties.schema.StackSummary`, is what a type's
     ``validate_resource`` learns of the stack (by default: its resource names).
     """
     template.apply_conditions(parameters)

@@ -2,8 +2,9 @@
 
 This is the "simulation framework" of the convergence design discussion: it
 runs the very flows and tasks a conductor runs -- built by
-:func:`nestedflow.flows.factories.stack_traversal`, executed by TaskFlow's
-action engine, writing the real database, reverting through the real
+:func:`nestedflow.flows.factories.stack_traversal`, executed by the engine
+production runs (``nestedflow-parallel``), writing the real database,
+reverting through the real
 ``revert`` handlers -- but nothing runs until the test says so, so a race
 such as "an update arrives after two resources of the create finished" is
 reproduced exactly every time::
@@ -29,9 +30,10 @@ and a task waiting for a resource lock pauses until it is stepped again.
 Time does not pass: a wait of any length is one pause.
 
 TaskFlow's own progress journal is kept in memory by default
-(``persistence="memory"``) because the SQL journal costs ~100 ms per task on
-SQLite; ``persistence="sql"`` journals into the stack's database as the
-embedded engine does.
+(``persistence="memory"``); ``persistence="sql"`` builds each run through
+the runner's public hook (:func:`nestedflow.flows.runner.journaled_engine`)
+and so journals into the stack's database through the journal backend,
+exactly as the embedded engine and the conductors do.
 """
 
 import dataclasses
@@ -47,7 +49,10 @@ from taskflow import states as tf_states
 from nestedflow import exceptions
 from nestedflow.dispatch import base
 from nestedflow.engine.service import Engine
-from nestedflow.flows import factories, runner, runtime, taskflow_compat
+from nestedflow.flows import factories, runner, runtime
+from nestedflow.taskflow import compat as taskflow_compat
+from nestedflow.taskflow import parallel_engine
+from nestedflow.taskflow.sql_backend import TaskflowBackend
 
 LOG = logging.getLogger(__name__)
 
@@ -182,6 +187,8 @@ class Traversal:
         self.error = None
         self.owner = uuid.uuid4().hex
         self._engine = None
+        #: The run's journal backend (persistence="sql"), closed when it ends.
+        self._journal = None
         self._iter = None
         self._fresh_results = False
         self.engine_states = []
@@ -251,7 +258,9 @@ class SteppedEngine(Engine):
         return SteppedRuntime(**fields, simulation=self._simulation)
 
     def _make_dispatcher(self):
-        return SteppedDispatcher(self._simulation)
+        dispatcher = SteppedDispatcher(self._simulation)
+        self._simulation.dispatcher = dispatcher
+        return dispatcher
 
     def wait(self, stack_id, timeout=None):
         """Run every queued traversal to its end (default order); the stack."""
@@ -275,7 +284,13 @@ class Simulation:
         self._order = order or (lambda items: sorted(items, key=lambda i: i.name))
         self._local = threading.local()
         self.log = []
+        #: The engine's dispatcher (set when the engine builds it).
+        self.dispatcher = None
         self.engine = SteppedEngine(db_url, simulation=self, **engine_kwargs)
+        # TaskFlow's SQL persistence on the stacks' database, for
+        # persistence="sql" (the engine's own is the journal of its runs).
+        self._backend = (TaskflowBackend.for_database(self.engine.db)
+                         if persistence == "sql" else None)
 
     @property
     def rt(self):
@@ -335,27 +350,28 @@ class Simulation:
         traversal.state = "running"
         rt = self.rt
         try:
-            rt.db.claim_traversal(traversal.stack_id, traversal.traversal_id, traversal.owner)
+            stack = rt.db.claim_traversal(traversal.stack_id, traversal.traversal_id,
+                                          traversal.owner)
         except exceptions.NestedflowError as error:
             self._finish(traversal, "not started", error)
             return traversal
         rt.started(traversal.owner)
         try:
             with runtime.installed(rt, traversal.owner):
-                traversal._engine = taskflow.engines.load_from_factory(
-                    factories.stack_traversal,
-                    factory_kwargs={
-                        "stack_id": traversal.stack_id,
-                        "traversal_id": traversal.traversal_id,
-                        "action": traversal.action,
-                    },
-                    book=(runner.logbook_for(self.engine._backend, traversal.stack_id)
-                          if self.persistence == "sql" else None),
-                    backend=self.engine._backend if self.persistence == "sql" else None,
-                    engine="parallel",
-                    executor=_HeldExecutor(traversal),
-                )
-                runner._announce_rollback(rt, traversal._engine, traversal.stack_id,
+                kwargs = {"stack_id": traversal.stack_id,
+                          "traversal_id": traversal.traversal_id, "action": traversal.action}
+                if self._backend is not None:
+                    # What a run does, through the runner's own hook: the
+                    # production engine journaling through the journal backend.
+                    traversal._engine, traversal._journal, _ = runner.journaled_engine(
+                        rt, self._backend, kwargs, traversal.owner, stack, first_run=True,
+                        executor=_HeldExecutor(traversal))
+                else:
+                    # The same engine, with TaskFlow's journal in memory.
+                    traversal._engine = taskflow.engines.load_from_factory(
+                        factories.stack_traversal, factory_kwargs=kwargs,
+                        engine=parallel_engine.ENGINE, executor=_HeldExecutor(traversal))
+                runner.announce_rollback(rt, traversal._engine, traversal.stack_id,
                                           traversal.traversal_id, traversal.owner)
                 # timeout=0: TaskFlow's wait polls the held futures and returns.
                 traversal._iter = traversal._engine.run_iter(timeout=0)
@@ -519,18 +535,24 @@ class Simulation:
                     return
 
     def _flow_failed(self, traversal, error):
-        runner._settle_if_unsettled(self.rt, traversal.stack_id, traversal.traversal_id,
+        runner.settle_if_unsettled(self.rt, traversal.stack_id, traversal.traversal_id,
                                     traversal.owner, error)
         self._finish(traversal, traversal.engine_states[-1]
                      if traversal.engine_states else "FAILURE", error)
 
     def _finish(self, traversal, outcome, error=None):
+        if traversal._journal is not None:
+            try:
+                traversal._journal.close()
+            except exceptions.NestedflowError as journal_error:  # fenced: a newer run owns it
+                LOG.info("traversal %s: journal not flushed: %s", traversal.traversal_id,
+                         journal_error)
         traversal.state = "finished"
         traversal.outcome = outcome
         traversal.error = error
         self.rt.finished(traversal.owner)
         self.rt.forget(traversal.traversal_id)
-        self.engine._dispatcher.notify()
+        self.dispatcher.notify()
 
     def _abandon(self, traversal):
         """Close with ``traversal`` unfinished: unwind its paused work items

@@ -191,7 +191,7 @@ class Cluster:
     def post_raw(self, details, name="evil job", client=None):
         """Post a job the way any ZooKeeper client could, bypassing the Engine
         (with ``client``: that client's credentials, if any)."""
-        from nestedflow.dispatch import jobboard
+        from nestedflow.dispatch import impl_zookeeper as jobboard
 
         url = jobboard.JobboardURL(self.jobboard_url)
         own = client is None

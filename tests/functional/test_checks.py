@@ -8,8 +8,8 @@ import pytest
 
 from nestedflow import exceptions
 from nestedflow.conf import CONF
-from nestedflow.plugins.loader import ResourceRegistry
 from nestedflow.resources import test_resource
+from nestedflow.resources.registry import ResourceRegistry
 
 TEMPLATE = """
 heat_template_version: 2016-10-14

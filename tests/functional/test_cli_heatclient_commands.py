@@ -93,9 +93,9 @@ def test_reasons_keep_their_last_lines_unless_long():
     """heatclient/common/format_utils.py indent_and_truncate: the last 10
     lines after a '...' line, each indented; --long keeps them all."""
     text = "\n".join(f"line {i}" for i in range(25))
-    short = failures._indent_and_truncate(text)
+    short = failures.indent_and_truncate(text)
     assert short.splitlines() == ["    ..."] + [f"    line {i}" for i in range(15, 25)]
-    assert len(failures._indent_and_truncate(text, truncate=False).splitlines()) == 25
+    assert len(failures.indent_and_truncate(text, truncate=False).splitlines()) == 25
 
 
 def test_orchestration_names_answer_as_the_template_commands(nf):

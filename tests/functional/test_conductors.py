@@ -19,7 +19,7 @@ import pytest
 import yaml
 from conductor_cluster import ROOT, wait_for, zookeeper_client
 
-from nestedflow.dispatch import jobboard
+from nestedflow.dispatch import impl_zookeeper as jobboard
 
 pytestmark = pytest.mark.functional
 

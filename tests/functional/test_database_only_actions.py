@@ -16,9 +16,9 @@ from nestedflow import exceptions
 from nestedflow.conf import CONF
 from nestedflow.dispatch import held
 from nestedflow.flows import factories, runtime, tasks
-from nestedflow.plugins.loader import ResourceRegistry
 from nestedflow.resources import test_resource
 from nestedflow.resources.none import NoneResource
+from nestedflow.resources.registry import ResourceRegistry
 
 pytestmark = pytest.mark.functional
 

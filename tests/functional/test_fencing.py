@@ -19,8 +19,10 @@ from taskflow.patterns import graph_flow, linear_flow
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions
-from nestedflow.flows import engine as flow_engine
-from nestedflow.flows import factories, journal, journal_backend, runner
+from nestedflow.flows import factories, journal, runner
+from nestedflow.taskflow import journal_backend
+from nestedflow.taskflow import parallel_engine as flow_engine
+from nestedflow.taskflow.sql_backend import TaskflowBackend
 
 pytestmark = pytest.mark.functional
 
@@ -73,9 +75,10 @@ def test_physical_store_acts_only_for_the_lock_holder(engine, stack):
 
 
 def _journal(db, stack_id, traversal_id, owner, **kwargs):
-    stock = db.taskflow_backend()
+    stock = TaskflowBackend.for_database(db)
     return journal_backend.JournalBackend(
-        stock, stock.engine, journal.owner_fence(db, stack_id, traversal_id, owner), **kwargs)
+        stock, stock.engine, journal.owner_fence(db, stack_id, traversal_id, owner),
+        redact=journal.redacted, **kwargs)
 
 
 def _save(backend, stack_id, traversal_id, run, owner):
@@ -127,7 +130,7 @@ def test_journal_of_a_fenced_run_takes_no_write(engine, stack):
 
 
 def _stored_state(db, detail_uuid, atom_uuid):
-    stock = db.taskflow_backend()
+    stock = TaskflowBackend.for_database(db)
     with contextlib.closing(stock.get_connection()) as conn:
         return conn.get_atom_details(atom_uuid).state
 
@@ -168,10 +171,10 @@ def test_journal_writes_behind_in_order_and_drops_what_a_fenced_run_wrote(engine
 
     # The flusher writes without being asked, within its interval.
     db.claim_traversal(stack.id, traversal, "c3:ffff")
-    stock = db.taskflow_backend()
+    stock = TaskflowBackend.for_database(db)
     later = journal_backend.JournalBackend(
         stock, stock.engine, journal.owner_fence(db, stack.id, traversal, "c3:ffff"),
-        flush_interval=0.05)
+        flush_interval=0.05, redact=journal.redacted)
     atoms[2].state = "SUCCESS"
     with contextlib.closing(later.get_connection()) as conn:
         conn.update_atom_details(atoms[2])
@@ -192,7 +195,7 @@ def test_suspending_a_fenced_run_neither_raises_nor_writes(engine, stack):
     from nestedflow.conductor.claimed_run import ClaimedRun
 
     db = engine.db
-    backend = db.taskflow_backend()
+    backend = TaskflowBackend.for_database(db)
     traversal, fenced, detail = _claimed_run(db, stack, "c1:cccc")
     flow = linear_flow.Flow("noop")
     tf_engine = taskflow.engines.load(flow, flow_detail=detail, backend=fenced)
@@ -255,8 +258,8 @@ def test_a_run_journal_starts_whole_in_one_write(engine, stack):
     previous.add(done)
     detail = journal.copy_forward(run, stack.id, previous, "run 2", {"run": 2}, flow=flow)
 
-    stored = journal_backend.JournalBackend(db.taskflow_backend(), db._engine,
-                                            lambda conn=None: None)
+    stored = journal_backend.JournalBackend(TaskflowBackend.for_database(db), db.sql_engine,
+                                            lambda conn=None: None, redact=journal.redacted)
     with contextlib.closing(stored.get_connection()) as conn:
         atoms = {a.name: a for a in conn.get_flow_details(detail.uuid)}
     assert {name: (type(a).__name__, a.state, a.version) for name, a in atoms.items()} == {
@@ -374,7 +377,7 @@ def test_a_flow_detail_saved_while_its_atoms_are_flushed_queues_them_once(engine
         sa.event.remove(db._engine, "before_cursor_execute", during_insert)
     assert saved == [True]
     run.flush()  # the saved state; no second insert of the atoms
-    with contextlib.closing(db.taskflow_backend().get_connection()) as conn:
+    with contextlib.closing(TaskflowBackend.for_database(db).get_connection()) as conn:
         stored = conn.get_flow_details(detail.uuid)
     assert stored.state == "RUNNING"
     assert sorted(a.name for a in stored) == ["a", "b"]
@@ -397,7 +400,7 @@ def test_states_written_before_a_journal_start_lands_go_into_its_inserts(engine,
     with _statements(db) as seen:
         run.flush()
     assert not [s for s in seen if s[0] == "UPDATE"], seen
-    with contextlib.closing(db.taskflow_backend().get_connection()) as conn:
+    with contextlib.closing(TaskflowBackend.for_database(db).get_connection()) as conn:
         stored = conn.get_flow_details(detail.uuid)
     assert stored.state == "RUNNING"
     assert {a.name: (a.state, a.results) for a in stored} == {

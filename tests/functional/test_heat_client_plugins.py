@@ -12,8 +12,8 @@ import itertools
 import pytest
 
 from nestedflow.conf import CONF
-from nestedflow.plugins.loader import ResourceRegistry
 from nestedflow.resources.heat_compat import clients
+from nestedflow.resources.registry import ResourceRegistry
 from tests.functional import heat_plugin_files
 
 

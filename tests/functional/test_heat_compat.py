@@ -10,7 +10,6 @@ import time
 import pytest
 
 from nestedflow.conf import CONF
-from nestedflow.plugins.loader import ResourceRegistry
 from nestedflow.resources.heat_compat import (
     attributes,
     constraints,
@@ -19,6 +18,7 @@ from nestedflow.resources.heat_compat import (
     resource,
 )
 from nestedflow.resources.none import NoneResource
+from nestedflow.resources.registry import ResourceRegistry
 
 BUILD_SECONDS = 5.0
 

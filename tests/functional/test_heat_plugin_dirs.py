@@ -10,9 +10,9 @@ import sys
 import textwrap
 
 from nestedflow.conf import CONF
-from nestedflow.plugins.loader import ResourceRegistry
 from nestedflow.resources import base
 from nestedflow.resources.heat_compat import plugin_dirs, shim
+from nestedflow.resources.registry import ResourceRegistry
 from tests.functional import heat_plugin_files
 
 
@@ -58,7 +58,7 @@ def test_an_entry_point_wins_a_clash_with_a_warning(tmp_path, caplog):
     CONF.set_override("plugin_dirs", [str(directory)], group="heat_compat")
     try:
         registry = ResourceRegistry.for_testing({"OS::Heat::Value": NativeValue})
-        with caplog.at_level(logging.WARNING, logger="nestedflow.plugins.loader"):
+        with caplog.at_level(logging.WARNING, logger="nestedflow.resources.registry"):
             assert registry.get("OS::Heat::Value") is NativeValue
     finally:
         CONF.clear_override("plugin_dirs", group="heat_compat")

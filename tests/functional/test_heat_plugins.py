@@ -18,7 +18,7 @@ import pytest
 
 from nestedflow import exceptions
 from nestedflow.conf import CONF
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from tests.functional import heat_plugin_files
 
 FAILING = {"type": "OS::Heat::TestResource", "depends_on": [],

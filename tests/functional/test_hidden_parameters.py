@@ -16,6 +16,7 @@ import uuid
 import pytest
 
 from nestedflow.flows import journal
+from nestedflow.taskflow.sql_backend import TaskflowBackend
 
 pytestmark = pytest.mark.functional
 
@@ -96,7 +97,7 @@ def _finished_journal(engine, stack_id, traversal):
     ``wait`` returns) before its run has flushed the journal's tail."""
     deadline = time.monotonic() + 30
     while True:
-        detail = journal.latest_detail(engine.db.taskflow_backend(), stack_id, traversal)
+        detail = journal.latest_detail(TaskflowBackend.for_database(engine.db), stack_id, traversal)
         if detail is not None and detail.state == "SUCCESS":
             return detail
         assert time.monotonic() < deadline, f"journal of {traversal} not finished: {detail}"

@@ -204,7 +204,7 @@ def deep_limits():
 
 
 def test_deep_tree_on_two_workers_and_two_slots(make_engine, pg_url, stack_name, deep_limits):
-    from nestedflow.dispatch import local
+    from nestedflow.dispatch import impl_local as local
 
     # Embedded, four levels (16 stacks) on two job slots; the six-level tree
     # runs on real conductors in test_nested_conductors.py.

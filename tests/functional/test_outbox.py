@@ -43,7 +43,7 @@ import json, os, sys
 from nestedflow.conf import CONF
 CONF.set_override("heartbeat_interval", float(sys.argv[4]), group="engine")
 import nestedflow
-from nestedflow.dispatch import jobboard
+from nestedflow.dispatch import impl_zookeeper as jobboard
 
 post = jobboard.JobboardDispatcher.dispatch
 

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from nestedflow import exceptions
 from nestedflow.db import models
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.resources.test_resource import TestResource
 from nestedflow.testing import physical_objects
 

@@ -12,8 +12,8 @@ import yaml
 
 from nestedflow.cmd import shell
 from nestedflow.engine import graph
-from nestedflow.plugins.loader import ResourceRegistry
 from nestedflow.resources import nested, test_resource
+from nestedflow.resources.registry import ResourceRegistry
 
 DOT = shutil.which("dot")
 

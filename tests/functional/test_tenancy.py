@@ -6,8 +6,8 @@ import pytest
 from oslo_context import context as oslo_context
 
 from nestedflow import exceptions
-from nestedflow.plugins.loader import ResourceRegistry
 from nestedflow.resources import nested, none
+from nestedflow.resources.registry import ResourceRegistry
 
 SEEN = []
 
@@ -96,3 +96,39 @@ def test_projects_see_only_their_own_stacks(engine, stack_name):
     # A deletes its own; no context is the embedded default: sees everything.
     engine.delete_stack(theirs.id, context=b)
     assert engine.wait(theirs.id).stack_status == "DELETE_COMPLETE"
+
+
+def test_rerun_and_continue_record_the_request_id(make_engine, db_url, stack_name):
+    """Every action records the request id it runs under -- re-runs and
+    continues too, which start through the same route as the others
+    (StackLifecycle.start_traversal)."""
+    from nestedflow.db import requests as db_requests
+
+    engine = make_engine(db_url)
+    template = {"heat_template_version": "2018-08-31",
+                "resources": {"ok": {"type": "OS::Heat::None"},
+                              "bad": {"type": "OS::Heat::TestResource",
+                                      "properties": {"fail": True}}}}
+    creator, continuer, rerunner = ctx("p"), ctx("p"), ctx("p")
+    stack = engine.create_stack(stack_name, template, disable_rollback=True, context=creator)
+    assert engine.wait(stack.id, context=creator).stack_status == "CREATE_FAILED"
+
+    def current_request(stack_id):
+        traversal = engine.db.get_stack(stack_id).current_traversal
+        return db_requests.request_ids(engine.db, stack_id).get(traversal)
+
+    assert current_request(stack.id) == creator.request_id
+    engine.continue_stack(stack.id, context=continuer)
+    assert engine.wait(stack.id, context=continuer).stack_status == "CREATE_FAILED"
+    assert current_request(stack.id) == continuer.request_id
+
+    engine.update_stack(stack.id, {"heat_template_version": "2018-08-31",
+                                   "resources": {"ok": {"type": "OS::Heat::None"}}},
+                        context=creator)
+    assert engine.wait(stack.id, context=creator).stack_status == "UPDATE_COMPLETE"
+    engine.rerun(stack.id, ["ok"], context=rerunner)
+    assert engine.wait(stack.id, context=rerunner).stack_status == "UPDATE_COMPLETE"
+    assert current_request(stack.id) == rerunner.request_id
+    # Their events are listed with it, as a create's are.
+    assert {continuer.request_id, rerunner.request_id} <= {
+        event.request_id for event in engine.list_events(stack.id, context=rerunner)}

@@ -16,7 +16,8 @@ import sqlalchemy as sa
 
 from nestedflow.db import migration
 from nestedflow.dispatch import held
-from nestedflow.flows import journal_backend, runner
+from nestedflow.flows import runner
+from nestedflow.taskflow import journal_backend
 
 pytestmark = pytest.mark.functional
 

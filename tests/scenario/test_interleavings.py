@@ -9,7 +9,7 @@ action half-done while another traversal runs.
 import pytest
 
 from nestedflow import exceptions
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.testing.stepped import Blocked, Simulation
 from scenario import expect, scenarios
 from scenario.scenarios import SLOW_REFUSAL, template

@@ -21,9 +21,9 @@ import uuid
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from nestedflow.plugins.loader import ResourceRegistry
 from nestedflow.resources.none import NoneResource
 from nestedflow.resources.random_string import RandomString
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.testing.stepped import Simulation
 from scenario import expect
 from scenario.scenarios import SLOW_REFUSAL

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from nestedflow.flows import collector
+from nestedflow.taskflow import collector
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import pytest
 from nestedflow.conf import CONF
 from nestedflow.constraints import registry
 from nestedflow.exceptions import StackValidationFailed
-from nestedflow.template import constraints
+from nestedflow.properties import constraints
 from nestedflow.template.parameters import resolve_parameters
 from nestedflow.template.template import Template
 

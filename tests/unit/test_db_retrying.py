@@ -56,12 +56,12 @@ def test_a_dropped_connection_is_tried_again_and_other_errors_are_not(monkeypatc
 def test_taskflows_journal_reads_and_writes_are_retried(tmp_path):
     from taskflow.persistence.backends import impl_sqlalchemy
 
-    from nestedflow.db import taskflow_backend
+    from nestedflow.taskflow import sql_backend as taskflow_backend
 
     stock = {name for name in vars(impl_sqlalchemy.Connection)
              if name.startswith(("get_", "save_", "update_", "destroy_"))}
     assert stock == set(taskflow_backend.RETRIED)  # TaskFlow added none we miss
     db = api.Database(f"sqlite:///{tmp_path}/journal.sqlite")
-    conn = db.taskflow_backend().get_connection()
+    conn = taskflow_backend.TaskflowBackend.for_database(db).get_connection()
     assert all(hasattr(getattr(conn, name), "__wrapped__") for name in taskflow_backend.RETRIED)
     db.dispose()

@@ -9,7 +9,7 @@ from taskflow.engines.action_engine import selector
 
 from nestedflow import dependency_check, exceptions
 from nestedflow.db import sqlalchemy_compat
-from nestedflow.flows import taskflow_compat
+from nestedflow.taskflow import compat as taskflow_compat
 
 
 @pytest.mark.parametrize("names, supported, distribution", [
@@ -47,7 +47,7 @@ def test_importing_an_adapter_fails_on_a_changed_dependency():
     code = (
         "from taskflow.engines.action_engine import selector\n"
         "del selector.Selector._get_maybe_ready_for_execute\n"
-        "import nestedflow.flows.engine\n"
+        "import nestedflow.taskflow.parallel_engine\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120)

@@ -6,8 +6,8 @@ import pytest
 
 from nestedflow import exceptions
 from nestedflow.dispatch import base
-from nestedflow.dispatch.jobboard import JobboardDispatcher
-from nestedflow.dispatch.local import LocalDispatcher
+from nestedflow.dispatch.impl_local import LocalDispatcher
+from nestedflow.dispatch.impl_zookeeper import JobboardDispatcher
 
 
 def test_no_url_runs_in_process():
@@ -41,7 +41,7 @@ def test_database_outages_do_not_use_up_a_jobs_attempts():
     import sqlalchemy.exc as sa_exc
     from oslo_db import exception as db_exc
 
-    from nestedflow.dispatch import jobboard
+    from nestedflow.dispatch import impl_zookeeper as jobboard
 
     refused = sa_exc.OperationalError("SELECT 1", {}, Exception("connection refused"))
     try:

@@ -9,7 +9,7 @@ from taskflow.engines.action_engine import compiler as stock
 from taskflow.engines.action_engine import scopes
 from taskflow.patterns import graph_flow, linear_flow, unordered_flow
 
-from nestedflow.flows import engine
+from nestedflow.taskflow import parallel_engine as engine
 
 
 class Noop(task.Task):

@@ -13,7 +13,7 @@ from nestedflow import exceptions, testing
 from nestedflow.conf import CONF
 from nestedflow.engine import validation
 from nestedflow.exceptions import StackValidationFailed
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.template.functions import ResolveContext, resolve
 
 HOT = "heat_template_version: 2021-04-16\n"

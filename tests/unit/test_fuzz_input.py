@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from nestedflow import exceptions
 from nestedflow.conf import CONF
 from nestedflow.engine import validation
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 
 REGISTRY = ResourceRegistry()
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -7,7 +7,7 @@ import pytest
 
 from nestedflow.engine import validation
 from nestedflow.exceptions import StackValidationFailed, TemplateSyntaxError
-from nestedflow.plugins.loader import ResourceRegistry
+from nestedflow.resources.registry import ResourceRegistry
 from nestedflow.template import loader
 from nestedflow.template.parameters import resolve_parameters
 from nestedflow.template.template import Template

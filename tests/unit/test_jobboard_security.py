@@ -94,7 +94,7 @@ def test_what_the_poster_and_conductors_write_passes():
 def test_the_posters_own_job_passes():
     import uuid
 
-    from nestedflow.dispatch import jobboard
+    from nestedflow.dispatch import impl_zookeeper as jobboard
 
     details = jobboard.job_details(str(uuid.uuid4()), str(uuid.uuid4()), "UPDATE",
                                    str(uuid.uuid4()), "engine-host.example-4242")

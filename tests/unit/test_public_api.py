@@ -126,3 +126,17 @@ def test_entry_points():
     assert {"OS::Heat::None", "OS::Heat::TestResource", "OS::Heat::RandomString"} <= resources
     scripts = {ep.name for ep in groups.select(group="console_scripts")}
     assert "nestedflow" in scripts
+
+
+def test_the_plugin_authors_import_paths_still_work():
+    """doc/source/plugins.rst: a plugin subclasses the resource base class
+    and declares its schema; the schema moved below template and resources
+    (nestedflow.properties) and stays importable where plugins found it."""
+    from nestedflow.properties import schema
+    from nestedflow.resources import base
+    from nestedflow.resources import schema as old_schema
+
+    for name in ("Property", "Attribute", "Types", "UNRESOLVED", "StackSummary"):
+        assert getattr(old_schema, name) is getattr(schema, name)
+    assert base.StackSummary is schema.StackSummary
+    assert inspect.isabstract(base.Resource)

@@ -14,7 +14,7 @@ def test_committed_reference_equals_the_generated_one(doc_tool):
 
 
 def test_every_registered_type_and_property_is_described(doc_tool):
-    from nestedflow.plugins.loader import ResourceRegistry
+    from nestedflow.resources.registry import ResourceRegistry
 
     tool = doc_tool("gen_resource_types")
     types = tool.registered_types()

@@ -3,7 +3,8 @@ import copy
 import pytest
 
 from nestedflow.exceptions import StackValidationFailed
-from nestedflow.resources.schema import (
+from nestedflow.properties.constraints import AllowedValues, Length, Range
+from nestedflow.properties.schema import (
     UNRESOLVED,
     Attribute,
     Property,
@@ -11,7 +12,6 @@ from nestedflow.resources.schema import (
     contains_unresolved,
     validate_properties,
 )
-from nestedflow.template.constraints import AllowedValues, Length, Range
 
 
 def _error(prop, value, path="p"):

@@ -1,7 +1,7 @@
 import pytest
 
 from nestedflow.exceptions import StackValidationFailed
-from nestedflow.resources.schema import UNRESOLVED
+from nestedflow.properties.schema import UNRESOLVED
 from nestedflow.template.functions import (
     ResolveContext,
     attribute_references,

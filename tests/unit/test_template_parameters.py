@@ -1,7 +1,7 @@
 import pytest
 
 from nestedflow.exceptions import StackValidationFailed
-from nestedflow.template import constraints
+from nestedflow.properties import constraints
 from nestedflow.template.parameters import redact, resolve_parameters
 from nestedflow.template.template import Template
 

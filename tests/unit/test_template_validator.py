@@ -3,8 +3,8 @@ import time
 import pytest
 
 from nestedflow.exceptions import DependencyCycle, StackValidationFailed, UnknownResourceType
-from nestedflow.resources.schema import Attribute, Property, Types
-from nestedflow.template.constraints import Range
+from nestedflow.properties.constraints import Range
+from nestedflow.properties.schema import Attribute, Property, Types
 from nestedflow.template.functions import ResolveContext, resolve, select_path
 from nestedflow.template.parameters import resolve_parameters
 from nestedflow.template.template import Template

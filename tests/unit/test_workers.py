@@ -2,7 +2,7 @@
 
 import threading
 
-from nestedflow.flows import workers
+from nestedflow.pools import workers
 
 TIMEOUT = 10
 
@@ -116,7 +116,7 @@ def test_idle_pools_are_bounded_in_number_and_time():
 
 
 def test_parked_actions_free_their_thread_and_resume_on_it():
-    """An action that parks gives its thread to others (nestedflow.flows.parking)."""
+    """An action that parks gives its thread to others (nestedflow.pools.parking)."""
     pool = workers.WorkerPool(active=1, waits=0)
     order = []
 

@@ -40,7 +40,7 @@ class ListConductor(tables.Lister):
 
     def take_action(self, parsed_args):
         from nestedflow import exceptions
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
         from nestedflow.conductor import listing
 
         url = self.app.jobboard_url

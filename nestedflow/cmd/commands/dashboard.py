@@ -39,7 +39,7 @@ class RunDashboard(bases.Command):
             running.start()
         except OSError as error:
             application.close()
-            from nestedflow.cmd.shell import CommandError
+            from nestedflow.cmd.errors import CommandError
 
             raise CommandError(f"cannot listen on {host}:{port}: {error}") from error
         # Scripts (and tests) read where it listens from this line.

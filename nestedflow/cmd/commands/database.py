@@ -28,7 +28,7 @@ class SyncDatabase(bases.Command):
 
     def take_action(self, parsed_args):
         from nestedflow import exceptions
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
         from nestedflow.db import migration
 
         db_url = self.app.db_url

@@ -89,7 +89,7 @@ class ListEvent(tables.Lister):
         Ctrl-C -- which ends the command only, never the stack's action."""
         import time
 
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
 
         if parsed_args.formatter != "log":
             raise CommandError("--follow can only be specified with --format log")

@@ -16,7 +16,7 @@ from nestedflow.cmd.commands import bases
 TRUNCATE_LINES = 10
 
 
-def _indent_and_truncate(text, spaces=4, truncate=True, lines=TRUNCATE_LINES):
+def indent_and_truncate(text, spaces=4, truncate=True, lines=TRUNCATE_LINES):
     kept = (text or "").splitlines()
     if truncate and len(kept) > lines:
         kept = ["..."] + kept[-lines:]
@@ -77,7 +77,7 @@ class ListStackFailures(bases.Command):
             out.write(f"  resource_type: {resource.type}\n")
             out.write(f"  physical_resource_id: {resource.physical_id or ''}\n")
             out.write(f"  status: {resource.action}_{resource.status}\n")
-            reason = _indent_and_truncate(resource.status_reason,
+            reason = indent_and_truncate(resource.status_reason,
                                           truncate=not parsed_args.long)
             out.write(f"  status_reason: |\n{reason}\n")
         return 0

@@ -26,7 +26,7 @@ def add_arguments(parser, fields):
 
 
 def _filters(items):
-    from nestedflow.cmd.shell import CommandError
+    from nestedflow.cmd.errors import CommandError
 
     wanted = {}
     for item in items:
@@ -56,7 +56,7 @@ def _field(rows, key):
 
 def select(rows, parsed_args, id_field):
     """``rows`` (views) filtered, sorted, after the marker and limited."""
-    from nestedflow.cmd.shell import CommandError
+    from nestedflow.cmd.errors import CommandError
 
     rows = list(rows)
     for key, values in _filters(parsed_args.filters).items():

@@ -48,7 +48,7 @@ class ShowOutput(bases.ShowOne):
 
     def take_action(self, parsed_args):
         from nestedflow import exceptions
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
 
         stack = self.app.find_stack(parsed_args.stack)
         outputs = stack.outputs or {}

@@ -60,7 +60,7 @@ class ResourceTypeShow(bases.ShowOne):
 
     def take_action(self, parsed_args):
         from nestedflow import exceptions
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
 
         if parsed_args.template_type is not None and parsed_args.long:
             raise CommandError("Cannot use --template-type and --long in one time.")

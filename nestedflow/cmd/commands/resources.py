@@ -125,3 +125,23 @@ class ResourceMetadata(bases.ShowOne):
         stack, resource = _resource(self.app, parsed_args.stack, parsed_args.resource)
         found = formats.metadata(self.app.engine.get_template(stack.id), resource.name)
         return tuple(found), tuple(columns.cell(value) for value in found.values())
+
+
+class MarkUnhealthy(bases.Command):
+    """Set the unhealthy status of a resource (the next update replaces it)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("stack", metavar="<stack>", help="name or ID of stack")
+        parser.add_argument("resource", metavar="<resource>", help="name of the resource")
+        parser.add_argument("reason", metavar="<reason>", nargs="?", default="",
+                            help="reason for the state change")
+        parser.add_argument("--reset", action="store_true",
+                            help="mark the resource healthy again")
+        return parser
+
+    def take_action(self, parsed_args):
+        stack = self.app.find_stack(parsed_args.stack)
+        self.app.engine.mark_resource_unhealthy(stack.id, parsed_args.resource,
+                                                not parsed_args.reset, parsed_args.reason)
+        return 0

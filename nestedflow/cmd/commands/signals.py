@@ -51,7 +51,7 @@ class SignalResource(bases.Command):
         return parser
 
     def take_action(self, parsed_args):
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
 
         text, where = parsed_args.data, "--data"
         if parsed_args.data_file is not None:
@@ -83,7 +83,7 @@ class HookPoll(tables.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
 
         stack = self.app.find_stack(parsed_args.stack)
         if stack.status != "IN_PROGRESS":

@@ -99,23 +99,3 @@ class RestoreSnapshot(stacks.StackCommand):
     def start(self, parsed_args):
         stack = self.app.find_stack(parsed_args.stack)
         return self.app.engine.restore_snapshot(stack.id, parsed_args.snapshot)
-
-
-class MarkUnhealthy(bases.Command):
-    """Set the unhealthy status of a resource (the next update replaces it)."""
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        _stack_arg(parser)
-        parser.add_argument("resource", metavar="<resource>", help="name of the resource")
-        parser.add_argument("reason", metavar="<reason>", nargs="?", default="",
-                            help="reason for the state change")
-        parser.add_argument("--reset", action="store_true",
-                            help="mark the resource healthy again")
-        return parser
-
-    def take_action(self, parsed_args):
-        stack = self.app.find_stack(parsed_args.stack)
-        self.app.engine.mark_resource_unhealthy(stack.id, parsed_args.resource,
-                                                not parsed_args.reset, parsed_args.reason)
-        return 0

@@ -46,7 +46,7 @@ class CreateConfig(bases.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
 
         definition = {}
         if parsed_args.definition_file:
@@ -132,7 +132,7 @@ class ListConfig(tables.Lister):
 
 def _delete_each(app, ids, delete, not_found, what):
     """heatclient's loop: delete each, say which were not found, fail at the end."""
-    from nestedflow.cmd.shell import CommandError
+    from nestedflow.cmd.errors import CommandError
 
     failed = 0
     for one in ids:
@@ -227,7 +227,7 @@ class CreateDeployment(bases.ShowOne):
 
     def take_action(self, parsed_args):
         from nestedflow.cmd.commands import templates
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
 
         transport = parsed_args.signal_transport
         if transport not in self.TRANSPORTS:
@@ -343,13 +343,13 @@ class ShowOutputDeployment(bases.Command):
     def _print(self, outputs, name, long):
         # heatclient/common/format_utils.py print_software_deployment_output
         if name in ("deploy_stdout", "deploy_stderr"):
-            text = failures._indent_and_truncate(outputs.get(name), truncate=not long)
+            text = failures.indent_and_truncate(outputs.get(name), truncate=not long)
             self.app.stdout.write(f"  {name}: |\n{text}\n")
         else:
             self.app.stdout.write(f"  {name}: {outputs.get(name)}\n")
 
     def take_action(self, parsed_args):
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
 
         if (parsed_args.output is None) != bool(parsed_args.all):
             raise CommandError("Error: either <output-name> or --all argument is needed.")

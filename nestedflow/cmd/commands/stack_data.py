@@ -96,7 +96,7 @@ class AdoptStack(stacks.StackCommand):
 
     def start(self, parsed_args):
         from nestedflow.cmd import template_files
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
 
         path = templates.existing_file(parsed_args.adopt_file, "adopt")
         with open(path, encoding="utf-8") as f:

@@ -234,7 +234,7 @@ class UpdateStack(StackCommand):
 
     @staticmethod
     def _check_template(parsed_args):
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
 
         if parsed_args.template is None and not parsed_args.existing:
             raise CommandError("a template (-t) is required unless --existing is given")
@@ -242,7 +242,7 @@ class UpdateStack(StackCommand):
     def start(self, parsed_args):
         self._check_template(parsed_args)
         if parsed_args.converge:
-            from nestedflow.cmd.shell import CommandError
+            from nestedflow.cmd.errors import CommandError
 
             # Heat's converge re-reads every resource's real state from its
             # service before updating; nestedflow's plugins have no such read.

@@ -12,7 +12,16 @@ entry points: this table plus cliff's own csv/json/value/yaml.
 from cliff.formatters import base as formatter_base
 from cliff.formatters import table
 
+from nestedflow import dependency_check
 from nestedflow.cmd.commands import bases
+
+#: The cliff versions the private name below was written for and tested
+#: with (setup.cfg bounds the requirement to the same range).
+SUPPORTED = "cliff>=4.0.0,<5"
+#: (module, class or None for the module itself, name): cliff's private
+#: helper that says whether a table is to be fitted, checked at import
+#: (:mod:`nestedflow.dependency_check`).
+NAMES = (("cliff.formatters.table", None, "_do_fit"),)
 
 #: Columns holding a name an operator reads and types back.
 NAME_COLUMNS = frozenset({"name", "resource_name", "stack_name", "output_key"})
@@ -117,3 +126,6 @@ class LogFormatter(formatter_base.ListFormatter):
             lines.append(f"{line}  (by {engine})" if engine else line)
         stdout.write("\n".join(lines))
         stdout.write("\n")
+
+
+dependency_check.check(NAMES, SUPPORTED, "cliff")

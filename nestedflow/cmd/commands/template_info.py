@@ -75,7 +75,7 @@ class ListTemplateFunction(tables.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from nestedflow.cmd.shell import CommandError
+        from nestedflow.cmd.errors import CommandError
         from nestedflow.template.functions import versions
 
         requested = parsed_args.template_version or parsed_args.template_version_option

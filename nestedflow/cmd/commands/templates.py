@@ -35,7 +35,7 @@ def add_template_arguments(parser, required):
 
 def parse_parameters(items):
     """``["k=v", ...]`` to a dict; the value may itself contain ``=``."""
-    from nestedflow.cmd.shell import CommandError
+    from nestedflow.cmd.errors import CommandError
 
     params = {}
     for item in items or ():
@@ -63,7 +63,7 @@ def _split_parameters(items):
 def existing_file(path, what):
     from urllib import parse
 
-    from nestedflow.cmd.shell import CommandError
+    from nestedflow.cmd.errors import CommandError
 
     scheme = parse.urlparse(path).scheme
     # A one-letter scheme is a Windows drive, not a URL.
@@ -95,7 +95,7 @@ def template_kwargs(parsed_args):
     files map (collected from local paths as heatclient does) and the
     parameters."""
     from nestedflow.cmd import template_files
-    from nestedflow.cmd.shell import CommandError
+    from nestedflow.cmd.errors import CommandError
 
     parameters = parse_parameters(_split_parameters(parsed_args.parameters))
     parameters.update(_parameter_files(parsed_args.parameter_files))

@@ -5,10 +5,11 @@ import inspect
 import logging
 
 from nestedflow import exceptions, states
-from nestedflow.flows import hooks, taskflow_compat
+from nestedflow.flows import hooks
 from nestedflow.flows.scope import CREATE_KEY, create_key
 from nestedflow.stacks import changes
 from nestedflow.stacks.definition import ANY_ATTRIBUTE
+from nestedflow.taskflow import compat as taskflow_compat
 from nestedflow.template.functions import select_path
 
 LOG = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 support_status=None, cache_mode=None, type=None)``, the base attribute
 ``show`` and ``select_from_attribute``."""
 
-from nestedflow.resources import schema as nf_schema
+from nestedflow.properties import schema as nf_schema
 from nestedflow.resources.heat_compat import constraints
 
 BASE_ATTRIBUTES = (SHOW_ATTR,) = ("show",)

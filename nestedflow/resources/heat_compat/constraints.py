@@ -4,8 +4,8 @@ and the constraints Length, Range, AllowedValues, AllowedPattern, Modulo
 (nestedflow's own, same arguments) and CustomConstraint, checked by a
 validator the host registers."""
 
-from nestedflow.resources import schema as nf_schema
-from nestedflow.template.constraints import (  # noqa: F401 - re-exported
+from nestedflow.properties import schema as nf_schema
+from nestedflow.properties.constraints import (  # noqa: F401 - re-exported
     AllowedPattern,
     AllowedValues,
     Constraint,

@@ -4,7 +4,7 @@
 ``Schema(data_type, description=None, default=None, schema=None,
 required=False, constraints=None, implemented=True, update_allowed=False,
 immutable=False, support_status=None, allow_conversion=False)`` is a
-nestedflow property schema (:class:`nestedflow.resources.schema.Property`),
+nestedflow property schema (:class:`nestedflow.properties.schema.Property`),
 so the engine validates it like any other. ``implemented``, ``immutable``,
 ``support_status`` and ``allow_conversion`` are kept, not acted on.
 """
@@ -13,7 +13,7 @@ import collections.abc
 import copy
 
 from nestedflow import exceptions
-from nestedflow.resources import schema as nf_schema
+from nestedflow.properties import schema as nf_schema
 from nestedflow.resources.heat_compat import constraints as heat_constraints
 from nestedflow.resources.heat_compat import translation as heat_translation
 

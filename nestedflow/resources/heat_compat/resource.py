@@ -5,7 +5,7 @@
 Each nestedflow action maps onto Heat's handlers the way
 ``Resource._do_action`` drives them: ``handle_<action>()`` once, then
 ``check_<action>_complete(token)`` until it returns True. Between two polls
-the action is parked (:func:`nestedflow.flows.workers.park`): it holds
+the action is parked (:func:`nestedflow.pools.workers.park`): it holds
 neither a worker nor a thread, so hundreds can wait at once on a pool of a
 few threads, as Heat's green threads do. The wait starts at ``[heat_compat]
 poll_interval`` and grows 1.5 times per poll up to ``max_poll_interval``.
@@ -22,7 +22,7 @@ import inspect
 
 from nestedflow import exceptions
 from nestedflow.conf import CONF
-from nestedflow.flows import workers
+from nestedflow.pools import workers
 from nestedflow.resources import base
 from nestedflow.resources.heat_compat import (
     attributes,

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from nestedflow.exceptions import StackValidationFailed
-from nestedflow.resources.schema import UNRESOLVED, contains_unresolved
+from nestedflow.properties.schema import UNRESOLVED, contains_unresolved
 from nestedflow.template.functions import versions
 from nestedflow.template.functions.base import OMIT, index_path, join_path, select_path
 

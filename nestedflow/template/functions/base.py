@@ -1,9 +1,14 @@
-"""What every function family shares: paths, errors, text conversion, path selection."""
+"""What every function family shares: errors, text conversion; the path
+helpers come from :mod:`nestedflow.properties.paths` (checks and resources
+follow paths too, below this package)."""
 
 import json
-from collections.abc import Mapping
 
 from nestedflow.exceptions import StackValidationFailed
+from nestedflow.properties.paths import index_path, join_path, select_path, step
+
+__all__ = ["OMIT", "Function", "fail", "index_path", "is_sequence", "join_path",
+           "select_path", "step", "to_json"]
 
 
 class _Omit:
@@ -41,14 +46,6 @@ class Function:
         return f"<Function {self.impl.__name__}>"
 
 
-def join_path(path, key):
-    return f"{path}.{key}" if path else str(key)
-
-
-def index_path(path, i):
-    return f"{path}[{i}]"
-
-
 def fail(message, path):
     return StackValidationFailed(message, path=path)
 
@@ -56,33 +53,6 @@ def fail(message, path):
 def to_json(value):
     # Heat serialises maps and lists with sort_keys (oslo jsonutils.dumps).
     return json.dumps(value, sort_keys=True)
-
-
-def step(value, key):
-    """Select one key / index; LookupError if absent, TypeError if not selectable."""
-    if isinstance(value, Mapping):
-        return value[key]
-    if isinstance(value, (list, tuple)):
-        if isinstance(key, str) and key.lstrip("-").isdigit():
-            key = int(key)
-        if not isinstance(key, int) or isinstance(key, bool):
-            raise TypeError(f"list index must be an integer, got {key!r}")
-        return value[key]
-    raise TypeError(f"cannot select {key!r} from {type(value).__name__}")
-
-
-def select_path(value, path_list, missing=None):
-    """Follow ``path_list`` (map keys / list indexes) into ``value``.
-
-    Returns ``missing`` when a key or index is absent or the value cannot be
-    indexed, which is how Heat treats get_attr paths.
-    """
-    for key in path_list:
-        try:
-            value = step(value, key)
-        except (LookupError, TypeError):
-            return missing
-    return value
 
 
 def is_sequence(value):

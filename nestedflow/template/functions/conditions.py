@@ -11,7 +11,7 @@ condition; a boolean stands for itself.
 from collections.abc import Mapping
 
 from nestedflow.exceptions import StackValidationFailed
-from nestedflow.resources.schema import UNRESOLVED
+from nestedflow.properties.schema import UNRESOLVED
 from nestedflow.template.functions.base import OMIT, Function, fail, is_sequence, join_path
 
 _IN_PROGRESS = object()

@@ -3,7 +3,7 @@ resource_facade, and the CFN ``Ref`` / ``Fn::GetAZs`` / ``Fn::ResourceFacade``
 that 2013-05-23 accepts (heat/engine/hot/functions.py, heat/engine/cfn/functions.py).
 """
 
-from nestedflow.resources.schema import UNRESOLVED
+from nestedflow.properties.schema import UNRESOLVED
 from nestedflow.template.functions.base import Function, fail, is_sequence, step
 
 #: ``resource_facade`` in a stack that is no resource's child.

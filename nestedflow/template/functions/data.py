@@ -11,7 +11,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 
-from nestedflow.resources.schema import UNRESOLVED, contains_unresolved
+from nestedflow.properties.schema import UNRESOLVED, contains_unresolved
 from nestedflow.template.functions import sizes
 from nestedflow.template.functions.base import Function, fail, is_sequence, join_path, to_json
 

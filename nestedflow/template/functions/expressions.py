@@ -12,7 +12,7 @@ import threading
 from collections.abc import Mapping
 
 from nestedflow.conf import CONF
-from nestedflow.resources.schema import UNRESOLVED, contains_unresolved
+from nestedflow.properties.schema import UNRESOLVED, contains_unresolved
 from nestedflow.template.functions.base import Function, fail, join_path
 
 _lock = threading.Lock()

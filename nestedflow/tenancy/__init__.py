@@ -20,7 +20,21 @@ No context is the embedded default: the host itself, which sees every
 stack and creates its stacks in one local project (``project_id`` None).
 """
 
-from nestedflow import exceptions
+import functools
+
+from nestedflow import dependency_check, exceptions
+
+#: The oslo.context versions :func:`restore` was written for and tested with
+#: (setup.cfg bounds the requirement to the same range).
+SUPPORTED = "oslo.context>=5.0.0,<7"
+#: (module, class or None for the module itself, name) of every private
+#: name of oslo.context used here, checked (:mod:`nestedflow.dependency_check`)
+#: the first time :func:`restore` runs: not at import, which the command
+#: line's reads do without loading oslo.context.
+NAMES = (
+    # The thread-local that holds the current context (restore).
+    ("oslo_context.context", None, "_request_store"),
+)
 
 #: Keys of RequestContext.to_dict() never written to the database.
 _SECRET_KEYS = ("auth_token", "auth_token_info", "service_token")
@@ -54,6 +68,12 @@ def owner_values(context, parent=None):
             "request_context": stored(context)}
 
 
+def context_values(context):
+    """The stack columns an action under ``context`` writes: the request's
+    context travels with the traversal (none without one)."""
+    return {} if context is None else {"request_context": stored(context)}
+
+
 def stored(context):
     """``context`` as written with the stack: its dict, without secrets."""
     if context is None:
@@ -70,6 +90,7 @@ def restore(stored_context, current=True):
         return None
     from oslo_context import context
 
+    _check_oslo_context()
     restored = context.RequestContext.from_dict(stored_context, overwrite=current)
     if not current and context.get_current() is restored:
         # oslo.context makes a new context current where there was none,
@@ -77,3 +98,8 @@ def restore(stored_context, current=True):
         # of several requests must not keep one (its later logs would name it).
         context._request_store.context = None
     return restored
+
+
+@functools.cache
+def _check_oslo_context():
+    dependency_check.check(NAMES, SUPPORTED, "oslo.context")

@@ -15,7 +15,7 @@ import contextlib
 import threading
 import time
 
-from nestedflow.flows import parking
+from nestedflow.pools import parking
 
 _LOCAL = threading.local()
 
@@ -150,7 +150,7 @@ def waiting():
 
 def park(seconds):
     """Give this action's worker *and thread* up for ``seconds``
-    (:mod:`nestedflow.flows.parking`): hundreds of actions can wait between
+    (:mod:`nestedflow.pools.parking`): hundreds of actions can wait between
     polls at once on a pool of a few threads.
 
     Outside a :class:`WorkerPool` it sleeps.

@@ -2,9 +2,9 @@
 
 TaskFlow's engine is quadratic in the size of a flow in several places
 (doc/source/architecture.rst, "TaskFlow adapter", lists them with the
-measurements); :mod:`nestedflow.flows.engine` replaces those parts, and the
-journal (:mod:`nestedflow.flows.journal_backend`) and the jobboard
-(:mod:`nestedflow.dispatch.jobboard`) tune others. TaskFlow offers no public
+measurements); :mod:`nestedflow.taskflow.parallel_engine` replaces those parts, and the
+journal (:mod:`nestedflow.taskflow.journal_backend`) and the jobboard
+(:mod:`nestedflow.dispatch.impl_zookeeper`) tune others. TaskFlow offers no public
 hook for any of it, so the classes here turn each private hook into a
 public method or property of a subclass, and every other module uses those.
 
@@ -12,7 +12,7 @@ A TaskFlow release that renames or drops one of these names would break
 nestedflow silently (an override no longer called, an attribute set that
 nothing reads). :func:`nestedflow.dependency_check.check` -- run when this
 module is imported, and for the jobboard's names when
-:mod:`nestedflow.dispatch.jobboard` is -- fails at once instead, naming the
+:mod:`nestedflow.dispatch.impl_zookeeper` is -- fails at once instead, naming the
 missing name and :data:`SUPPORTED`.
 """
 
@@ -64,7 +64,7 @@ ENGINE_NAMES = (
 )
 
 #: The same for TaskFlow's ZooKeeper jobboard (imports kazoo: checked by
-#: nestedflow.dispatch.jobboard, which needs it anyway).
+#: nestedflow.dispatch.impl_zookeeper, which needs it anyway).
 JOBBOARD_NAMES = (
     ("taskflow.jobs.backends.impl_zookeeper", "ZookeeperJobBoard", "_trash_path"),
     ("taskflow.jobs.backends.impl_zookeeper", "ZookeeperJobBoard", "_entity_path"),

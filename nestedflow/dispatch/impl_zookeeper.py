@@ -49,7 +49,8 @@ from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see belo
     make_client,
     read_job,
 )
-from nestedflow.flows import factories, journal, runner, taskflow_compat
+from nestedflow.flows import factories, journal, runner
+from nestedflow.taskflow import compat as taskflow_compat
 
 # The ZooKeeper layout (URL, paths, client) lives in dispatch.zookeeper so
 # that listing the board (``nestedflow conductor list``) imports neither

@@ -1,7 +1,8 @@
 """TaskFlow's SQL persistence sharing nestedflow's database engine.
 
-Its own module so that importing the database layer (all a read needs)
-does not import TaskFlow.
+In the TaskFlow adapter, not in ``db``: importing the database layer (all
+a read needs) does not import TaskFlow, and only this package reaches into
+``taskflow.persistence.backends``.
 """
 
 import importlib.util
@@ -61,6 +62,14 @@ class TaskflowBackend(impl_sqlalchemy.SQLAlchemyBackend):
     """
 
     _shared = None
+
+    @classmethod
+    def for_database(cls, db):
+        """TaskFlow's SQL persistence on ``db`` (a :class:`nestedflow.db.api.
+        Database`), sharing its engine: TaskFlow's writes then follow the
+        same SQLite locking discipline as ours instead of failing with
+        "database is locked"."""
+        return cls({"connection": db.url}, engine=db.sql_engine)
 
     def get_connection(self):
         if self._shared is None:

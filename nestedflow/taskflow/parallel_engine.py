@@ -45,7 +45,7 @@ pure-Python bookkeeping was a fifth of a small traversal's engine time.
 The engine is registered in TaskFlow's own ``taskflow.engines`` entry-point
 namespace as :data:`ENGINE` and loaded by name like TaskFlow's engines. The
 TaskFlow hooks it overrides are TaskFlow's private ones, reached only
-through :mod:`nestedflow.flows.taskflow_compat`.
+through :mod:`nestedflow.taskflow.compat`.
 """
 
 import collections
@@ -63,7 +63,8 @@ from taskflow.types import graph as gr
 from taskflow.types import tree as tr
 from taskflow.utils import misc
 
-from nestedflow.flows import collector, journal_backend, taskflow_compat
+from nestedflow.taskflow import collector, journal_backend
+from nestedflow.taskflow import compat as taskflow_compat
 
 #: The entry-point name of :class:`ParallelEngine` (setup.cfg).
 ENGINE = "nestedflow-parallel"
@@ -522,7 +523,7 @@ class ParallelEngine(taskflow_compat.ParallelEngine):
     """TaskFlow's parallel engine, compiling with :class:`PatternCompiler`,
     waiting with :class:`CompletionWaiter`, finding arguments with
     :class:`ScopeWalker` and the next atoms with :class:`Selector`; on a
-    journal, saving through :class:`~nestedflow.flows.journal_backend.JournalStorage`."""
+    journal, saving through :class:`~nestedflow.taskflow.journal_backend.JournalStorage`."""
 
     def __init__(self, flow, flow_detail, backend, options):
         super().__init__(flow, flow_detail, backend, options)

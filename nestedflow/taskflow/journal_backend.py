@@ -50,7 +50,7 @@ from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
 from nestedflow import exceptions
 from nestedflow.db import retrying
-from nestedflow.flows import journal, taskflow_compat
+from nestedflow.taskflow import compat as taskflow_compat
 
 LOG = logging.getLogger(__name__)
 
@@ -90,11 +90,11 @@ _INSERT_IF_MISSING = {
 }
 
 
-def _atom_row(atom_detail):
-    """The atom's row, its result as the journal keeps it (journal.redacted);
-    the engine goes on with the whole result in memory."""
+def _atom_row(atom_detail, redact):
+    """The atom's row, its result as the journal keeps it (``redact``, see
+    JournalBackend); the engine goes on with the whole result in memory."""
     row = atom_detail.to_dict()
-    row["results"] = journal.redacted(row["results"])
+    row["results"] = redact(row["results"])
     return row
 
 
@@ -137,12 +137,17 @@ class JournalBackend(tf_base.Backend):
 
     ``stock`` is TaskFlow's SQLAlchemy backend on the same database (reads
     go through it); ``engine`` the SQLAlchemy engine it shares; ``fence()``
-    raises :class:`exceptions.Fenced` once the run no longer owns its traversal.
+    raises :class:`exceptions.Fenced` once the run no longer owns its traversal;
+    ``redact(results)`` what of a task's results the journal keeps (the
+    flows know what a resource task's result holds:
+    :func:`nestedflow.flows.journal.redacted`), asked for by name because the
+    journal outlives its traversal and must not keep hidden values by default.
     """
 
-    def __init__(self, stock, engine, fence, flush_interval=FLUSH_INTERVAL):
+    def __init__(self, stock, engine, fence, flush_interval=FLUSH_INTERVAL, *, redact):
         super().__init__({})
         self._stock = stock
+        self._redact = redact
         self._engine = engine
         self._fence = fence
         self._tables = _TABLES
@@ -187,7 +192,7 @@ class JournalBackend(tf_base.Backend):
 
     def record_atom(self, atom_detail):
         self._check_fenced()
-        row = _atom_row(atom_detail)
+        row = _atom_row(atom_detail, self._redact)
         with self._lock:
             self._pending.write(self._pending.new_atoms, self._pending.atoms,
                                 atom_detail.uuid, row)
@@ -331,9 +336,8 @@ class JournalBackend(tf_base.Backend):
 
     # -- rows -----------------------------------------------------------
 
-    @staticmethod
-    def _atom_insert(atom, flow_uuid):
-        row = _atom_row(atom)
+    def _atom_insert(self, atom, flow_uuid):
+        row = _atom_row(atom, self._redact)
         row["parent_uuid"] = flow_uuid
         row["atom_type"] = tf_models.atom_detail_type(atom)
         return row

@@ -14,8 +14,8 @@ import json
 from collections.abc import Mapping, Sequence
 
 from nestedflow.exceptions import StackValidationFailed
-from nestedflow.resources.schema import Property, Types, validate_properties
-from nestedflow.template.constraints import AllowedValues
+from nestedflow.properties.constraints import AllowedValues
+from nestedflow.properties.schema import Property, Types, validate_properties
 
 TYPES = (STRING, NUMBER, LIST, JSON, BOOLEAN) = (
     "String", "Number", "CommaDelimitedList", "Json", "Boolean")

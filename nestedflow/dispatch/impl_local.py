@@ -3,9 +3,9 @@
 import threading
 
 from nestedflow import exceptions
+from nestedflow.db import owners
 from nestedflow.dispatch import base
 from nestedflow.dispatch.slots import SlotGate
-from nestedflow.engine import recovery
 from nestedflow.flows import runner
 
 #: Traversals one embedded engine runs at once (each has its own workers).
@@ -19,7 +19,7 @@ class LocalDispatcher(base.Dispatcher):
         # ``slots``: a job slot count of its own instead of the runtime's.
         self._runtime = runtime if slots is None else runtime.with_parts(slots=SlotGate(slots))
         self._backend = backend
-        #: Runs are named ``<engine_id>@<random>`` (engine.recovery): a
+        #: Runs are named ``<engine_id>@<random>`` (db.owners): a
         #: stack whose run's engine stopped beating is known orphaned.
         self._engine_id = engine_id
         self._running = set()
@@ -59,7 +59,7 @@ class LocalDispatcher(base.Dispatcher):
         thread.start()
 
     def _run(self, stack_id, traversal_id, action, first_run):
-        owner = recovery.run_owner(self._engine_id) if self._engine_id else None
+        owner = owners.run_owner(self._engine_id) if self._engine_id else None
         try:
             with self._runtime.slots.job(traversal_id):
                 runner.run_traversal(self._runtime, self._backend, stack_id, traversal_id,

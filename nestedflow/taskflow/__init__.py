@@ -1,0 +1,8 @@
+"""The TaskFlow adapter: every module that reaches below TaskFlow's public
+API (its action engine, types, persistence backends and jobboard backends).
+
+An import-linter contract (pyproject.toml) lets no other nestedflow package
+import ``taskflow.engines.action_engine``, ``taskflow.types``,
+``taskflow.persistence.backends`` or ``taskflow.jobs.backends``: a TaskFlow
+release that changes them is met here and only here.
+"""
