@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from nestedflow import exceptions, states, testing
 from nestedflow.dispatch import held
 from nestedflow.flows import factories, runtime, tasks
-from nestedflow.plugins.loader import ResourceRegistry
 from nestedflow.resources import test_resource, value
 from nestedflow.resources.none import NoneResource
+from nestedflow.resources.registry import ResourceRegistry
 
 pytestmark = pytest.mark.functional
 
