@@ -158,9 +158,13 @@ def test_live_graph_of_a_stack_created_by_conductors(cluster, notifications_topi
                     if not seen[name] or seen[name][-1] != states[name]:
                         seen[name].append(states[name])
             done_counts.add(counts_on_page(page)["done"])
-            return page.inner_text("#stack-state") == "CREATE_FAILED"
+            # The root's state shows as soon as it is written; a nested stack
+            # new to the page is drawn by a reload of its tree 300 ms after
+            # the page learns of it: watched until then too.
+            return page.inner_text("#stack-state") == "CREATE_FAILED" and "n0" in seen
 
-        wait_for(watch, 240, interval=0.2, what="the page to show CREATE_FAILED")
+        wait_for(watch, 240, interval=0.2,
+                 what="the page to show CREATE_FAILED and the nested stack's resource")
         assert page.evaluate("window.nfOpenedOnce") is True  # never reloaded
         # States changed under our eyes: waiting, then running, then done.
         assert seen["r000"][0] == "INIT_COMPLETE" and seen["r000"][-1] == "CREATE_COMPLETE"
