@@ -47,7 +47,10 @@ class EventStore:
                  "physical_id": None, "action": action, "status": status,
                  "status_reason": reason, "traversal_id": traversal_id, "engine_id": None,
                  "timestamp": models.utcnow(), **values}
-        with self._single.begin() as conn:
+        # Two statements: the plain engine's transaction, not the one-statement
+        # engine's autocommit (on PostgreSQL that committed the locking read
+        # on its own, and a claim could commit between it and the insert).
+        with self._engine.begin() as conn:
             fencing.check_run(conn, (stack_id, traversal_id, owner))
             conn.execute(self._event_insert_from_params,
                          {f"e_{key}": value for key, value in event.items()})

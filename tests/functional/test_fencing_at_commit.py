@@ -131,3 +131,40 @@ def test_paused_transaction_neither_stalls_the_stack_nor_commits_late(cluster, p
     row = probe.stack(stack.id)
     assert row["current_traversal"] in fenced[0] and row["traversal_owner"] in fenced[0]
     assert not re.search(r" ERROR |Traceback", log), log[-4000:]
+
+
+def test_a_run_event_holds_its_fence_until_its_insert_commits(make_engine, pg_url, stack_name):
+    """Database.add_run_event (a nested stack's wait ending) is two
+    statements, a locking read of the stack's owner and the insert: on
+    PostgreSQL they once ran on the one-statement engine, whose autocommit
+    let the read's lock go before the insert. A claim made between the two
+    is held here by the lock until the event is in -- not committed first,
+    leaving the event a write after the claim."""
+    import threading
+
+    engine = make_engine(pg_url)
+    stack = engine.wait(engine.create_stack(stack_name, {
+        "heat_template_version": "2018-08-31",
+        "resources": {"r": {"type": "OS::Heat::None"}}}).id, timeout=60)
+    traversal = engine.db.get_stack(stack.id).current_traversal
+    engine.db.claim_traversal(stack.id, traversal, "runner:aaaa")
+    claimed = threading.Event()
+    other = make_engine(pg_url)
+
+    def claim_between(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("INSERT INTO EVENTS") and not claimed.is_set():
+            thread = threading.Thread(target=lambda: (other.db.claim_traversal(
+                stack.id, traversal, "runner:bbbb"), claimed.set()), daemon=True)
+            thread.start()
+            thread.join(1.0)  # time enough to commit, unless the lock holds it
+
+    sa.event.listen(engine.db.sql_engine, "before_cursor_execute", claim_between)
+    try:
+        engine.db.add_run_event(stack.id, traversal, "runner:aaaa", None, "CREATE",
+                                "IN_PROGRESS", "nested stack settled")
+    finally:
+        sa.event.remove(engine.db.sql_engine, "before_cursor_execute", claim_between)
+    claimed_first = claimed.is_set()
+    assert claimed.wait(10)  # the claim went through once the event's transaction ended
+    assert not claimed_first
+    assert engine.db.ownership(stack.id)[1] == "runner:bbbb"
