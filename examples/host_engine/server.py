@@ -71,7 +71,7 @@ TYPE_NAME = "Host::FakeServer"
 
 def registry():
     """nestedflow's resource types plus the host's."""
-    from nestedflow.plugins.loader import ResourceRegistry
+    from nestedflow.resources.registry import ResourceRegistry
     from nestedflow.resources.heat_compat import clients
 
     clients.register_client("nova", lambda request_context: NOVA)

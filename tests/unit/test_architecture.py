@@ -119,15 +119,14 @@ def _packages():
 def test_import_contracts_are_kept():
     """import-linter's layers, forbidden and independence contracts
     (pyproject.toml); its report names each broken import chain. In a
-    process of its own: import-linter's console takes over the process's
-    output streams, and the CLI tests that ran after it in the same
-    worker saw no stderr."""
-    lint = ("import sys; from importlinter import cli; "
+    process of its own: import-linter's command sets up logging and the
+    console for the whole process, which the command-line tests then see."""
+    code = ("import sys; from importlinter import cli; "
             f"sys.exit(cli.lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}, "
             "no_cache=True, no_logo=True))")
-    done = subprocess.run([sys.executable, "-c", lint], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_every_package_is_in_a_layer_and_under_the_taskflow_contract():
