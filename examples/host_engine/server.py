@@ -71,8 +71,8 @@ TYPE_NAME = "Host::FakeServer"
 
 def registry():
     """nestedflow's resource types plus the host's."""
-    from nestedflow.resources.registry import ResourceRegistry
     from nestedflow.resources.heat_compat import clients
+    from nestedflow.resources.registry import ResourceRegistry
 
     clients.register_client("nova", lambda request_context: NOVA)
     registry = ResourceRegistry()
