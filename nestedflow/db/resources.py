@@ -62,11 +62,9 @@ class ResourceStore:
                         start=None, event=None):
         """A new, not yet current, row (locked by ``holder``) to replace ``row``.
 
-        ``start(new_id)``: the values it holds once inserted (its action's
-        IN_PROGRESS, as :meth:`try_lock_resource`'s ``start``), written and
-        recorded as an event by ``event`` in the insert's transaction. A
-        function of the new row's id: what it writes may name the row (its
-        create key), and no id is known before the insert.
+        ``start``: values to insert it with (its action's IN_PROGRESS, as
+        :meth:`try_lock_resource`'s ``start``), recorded as an event by
+        ``event`` in the same transaction.
         """
         values = {
             "stack_id": row.stack_id, "name": row.name, "type": type_name,
@@ -75,20 +73,16 @@ class ResourceStore:
             "attr_data": None, "requires": sorted(requires), "needed_by": [],
             "deletion_policy": row.deletion_policy, "replaces": row.id, "replaced_by": None,
             "current": False, "engine_id": holder, "atomic_key": 0,
-            "traversal_id": traversal_id, "created_at": models.utcnow(), "updated_at": None}
-        resources = models.Resource.__table__
+            "traversal_id": traversal_id, "created_at": models.utcnow(), "updated_at": None,
+            **(start or {})}
         with self._engine.begin() as conn:
             # First statement: fenced (and kept so, see fencing) to the commit.
             if not conn.execute(self._holder_owns_stack,
                                 fencing.holder_params(row.stack_id, holder)).scalar():
                 raise exceptions.ResourceLocked(row.name, "a newer owner")
             new_id = conn.execute(self._resource_insert, values).inserted_primary_key[0]
-            started = start(new_id) if start else {}
-            if started:
-                conn.execute(sa.update(resources).where(resources.c.id == new_id)
-                             .values(**started))
-            new = models.ResourceRow.from_mapping({**values, **started, "id": new_id})
-            events = self._event_params(new, [started], event) if started and event else ()
+            new = models.ResourceRow.from_mapping({**values, "id": new_id})
+            events = self._event_params(new, [start], event) if start and event else ()
             if events:
                 conn.execute(self._event_insert_from_params,
                              [{f"e_{name}": value for name, value in fields.items()}

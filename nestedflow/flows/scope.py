@@ -10,6 +10,7 @@ took over.
 import contextlib
 import datetime
 import logging
+import uuid
 
 from nestedflow import exceptions, states, tenancy
 from nestedflow.db import models
@@ -36,6 +37,19 @@ CREATE_KEY = "create_key"
 def create_key(row_id, traversal_id):
     """The idempotency key of a create of row ``row_id`` by ``traversal_id``."""
     return f"{row_id}:{traversal_id}"
+
+
+def replacement_key(original_id, traversal_id):
+    """The idempotency key of the create of a new replacement of row
+    ``original_id``: its own, known before its row is inserted.
+
+    Not its row's id (none before the insert; writing the key afterwards
+    cost an UPDATE a replacement) and not derived from the original alone:
+    a takeover may replace the same original again in the same traversal
+    (its first replacement's create cut short), and two replacements
+    sharing a key would adopt, then clean up, one object.
+    """
+    return create_key(f"{original_id}~{uuid.uuid4().hex}", traversal_id)
 
 
 class TraversalScope:

@@ -231,18 +231,18 @@ class ResourceTask(ScopedTask):
         values = {"type": type_name} if type_name and type_name != row.type else {}
         if revive:
             values["current"] = True
-        return self.create_start(row.id, properties, row.attr_data, **values)
+        return self.create_start(create_key(row.id, self.scope.traversal_id), properties,
+                                 row.attr_data, **values)
 
-    def create_start(self, row_id, properties, attr_data=None, **values):
-        """The write that marks row ``row_id`` CREATE_IN_PROGRESS, its
-        ``attr_data`` kept (a replacement, a new row, keeps none)."""
+    def create_start(self, key, properties, attr_data=None, **values):
+        """The write that marks a row CREATE_IN_PROGRESS under create key
+        ``key``, its ``attr_data`` kept (a replacement, a new row, keeps none)."""
         # The create's idempotency key is kept with the row until the object's
         # id is recorded: a later delete (whose writes change the row's
         # traversal) finds by it what an interrupted or failed create made.
         # It is the key of this row only: a row holding another's would
         # delete (or adopt) that row's object.
-        data = dict(attr_data or {},
-                    **{CREATE_KEY: create_key(row_id, self.scope.traversal_id)})
+        data = dict(attr_data or {}, **{CREATE_KEY: key})
         # A row whose object was deleted (a rollback, a failed create) keeps
         # that object's id; the new object is not it.
         return dict(action=states.CREATE, status=states.IN_PROGRESS, status_reason="state changed",

@@ -3,6 +3,7 @@
 from nestedflow import exceptions, states
 from nestedflow.db import models
 from nestedflow.flows import hooks
+from nestedflow.flows.scope import replacement_key
 from nestedflow.flows.tasks.base import (
     ATTR_ERRORS,
     SYMBOL,
@@ -227,7 +228,9 @@ class ConvergeResource(ResourceTask):
         new = scope.db.add_replacement(row, scope.holder, scope.stack.raw_template_id,
                                        requires, type_name=self._new_type(),
                                        traversal_id=scope.traversal_id,
-                                       start=lambda new_id: self.create_start(new_id, properties),
+                                       start=self.create_start(
+                                           replacement_key(row.id, scope.traversal_id),
+                                           properties),
                                        event=scope.runtime.engine_id)
         scope.mark_held(new.id, True)
         undo = {"replaced": row.id, "replacement": new.id}
