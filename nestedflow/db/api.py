@@ -29,13 +29,29 @@ class _Ctx:
     """enginefacade attaches its transaction state to a context object."""
 
 
-class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStore):
+class Database(retrying.Guarded, StackStore, ResourceStore, EventStore, HeartbeatStore,
+               SignalStore):
     """One state database (any SQLAlchemy URL oslo.db supports).
 
     A facade over one module per concern: :mod:`.stacks` (stacks, templates,
     traversals), :mod:`.resources` (resource rows and their locks),
     :mod:`.events`; :mod:`.drivers` tunes the engine they share.
     """
+
+    # Every other public method waits at the process's session gate, if it
+    # has one (db.session_gate), and is tried again when the server dropped
+    # the connection under it (db.retrying): a restarted or failed-over
+    # database must not fail the stacks in flight, nor the requests and
+    # daemons of this process. An ambiguous commit tried again finds its
+    # own row or its own compare-and-swap (stacks.lifecycle).
+    UNGUARDED = frozenset({
+        # Transaction scopes: the caller's block runs inside them, and only
+        # the caller can run it again.
+        "reader", "writer", "begin", "connect",
+        # Set-up and shut-down: migrations report their own failure once;
+        # listeners and the TaskFlow backend are registered, not executed.
+        "sync", "dispose", "on_stack_change", "on_resource_events",
+    })
 
     def __init__(self, url=None):
         self.url = migration.normalize_url(url)
@@ -124,22 +140,3 @@ class Database(StackStore, ResourceStore, EventStore, HeartbeatStore, SignalStor
 
     def dispose(self):
         self._facade.writer.get_engine().dispose()
-
-
-# Every call waits at the process's session gate, if it has one
-# (db.session_gate), and is tried again when the server dropped the
-# connection under it (db.retrying): a restarted or failed-over database must not fail
-# the stacks in flight, nor the requests and daemons of this process. The
-# retry is the rule, not a list of what a run happens to call: a list once
-# left out the listing of a deleted stack's children, and a nested stack's
-# delete failed on a dropped connection. An ambiguous commit tried again
-# finds its own row or its own compare-and-swap (stacks.lifecycle).
-UNGUARDED = {
-    # Transaction scopes: the caller's block runs inside them, and only
-    # the caller can run it again.
-    "reader", "writer", "begin", "connect",
-    # Set-up and shut-down: migrations report their own failure once;
-    # listeners and the TaskFlow backend are registered, not executed.
-    "sync", "dispose", "on_stack_change", "on_resource_events",
-}
-retrying.guard_public_methods(Database, UNGUARDED)
