@@ -1,8 +1,7 @@
 """Stored stack snapshots (``stack_snapshots``) and stack tags (``stack_tags``)."""
 
-import uuid
-
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
 
 from nestedflow import exceptions, states
 from nestedflow.db import core_reads, models, retrying
@@ -11,11 +10,17 @@ from nestedflow.db import core_reads, models, retrying
 class SnapshotStore(retrying.GuardedStore):
     """Snapshot rows of one database (a :class:`nestedflow.db.api.Database`)."""
 
-    def create(self, stack_id, name):
-        row = models.StackSnapshot(id=str(uuid.uuid4()), stack_id=stack_id, name=name,
+    def create(self, stack_id, name, snapshot_id):
+        """A new snapshot row. Its id is the caller's, chosen once: a call
+        tried again after a commit whose answer the dropped connection lost
+        finds that row instead of adding a second snapshot."""
+        row = models.StackSnapshot(id=snapshot_id, stack_id=stack_id, name=name,
                                    status=states.IN_PROGRESS, status_reason="", data=None)
-        with self._db.writer() as session:
-            session.add(row)
+        try:
+            with self._db.writer() as session:
+                session.add(row)
+        except db_exc.DBDuplicateEntry:
+            return self.get(stack_id, snapshot_id)
         return row
 
     def settle(self, snapshot_id, status, reason, data=None):

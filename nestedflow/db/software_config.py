@@ -7,7 +7,6 @@ sees every row; otherwise a config is seen by its tenant, a deployment by
 its tenant or its ``stack_user_project_id``. A row not seen is "not found".
 """
 
-import uuid
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
@@ -23,10 +22,12 @@ class SoftwareConfigStore(retrying.GuardedStore):
 
     # -- configs ------------------------------------------------------------
 
-    def create_config(self, name, group, config, tenant, config_id=None):
-        """A new config; given ``config_id`` (a resource's idempotency key)
-        a re-run finds the config its first run made instead."""
-        row = models.SoftwareConfig(id=config_id or str(uuid.uuid4()), name=name, group=group,
+    def create_config(self, name, group, config, tenant, config_id):
+        """A new config. ``config_id`` is the caller's, chosen once (a
+        resource's idempotency key, or a new id per request): a re-run, or a
+        call tried again after a commit whose answer a dropped connection
+        lost, finds the config the first made instead of adding another."""
+        row = models.SoftwareConfig(id=config_id, name=name, group=group,
                                     config=config, tenant=tenant,
                                     created_at=models.utcnow())
         try:
@@ -81,15 +82,15 @@ class SoftwareConfigStore(retrying.GuardedStore):
         return project is _ALL or project in (row.tenant, row.stack_user_project_id)
 
     def create_deployment(self, values, project=_ALL):
-        """A new deployment (``values``: its columns; ``id`` may be given)."""
+        """A new deployment (``values``: its columns, ``id`` the caller's,
+        chosen once, as :meth:`create_config`'s)."""
         self.get_config(values["config_id"], project)
-        row = models.SoftwareDeployment(**{"id": str(uuid.uuid4()), **values,
-                                           "created_at": models.utcnow()})
+        row = models.SoftwareDeployment(**{**values, "created_at": models.utcnow()})
         try:
             with self._db.writer() as session:
                 session.add(row)
         except db_exc.DBDuplicateEntry:
-            pass  # a re-run of the resource that made it: the same one
+            pass  # a re-run, or a call tried again, that made it: the same one
         return self.get_deployment(row.id, project)
 
     def get_deployment(self, deployment_id, project=_ALL):

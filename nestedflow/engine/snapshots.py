@@ -54,7 +54,7 @@ class Snapshots:
             raise exceptions.ActionNotAllowed(
                 f"stack {stack.name} is {stack.action}_IN_PROGRESS; snapshot it once it "
                 "settles")
-        snapshot = self.rows.create(stack.id, name)
+        snapshot = self.rows.create(stack.id, name, str(uuid.uuid4()))
         traversal_id = str(uuid.uuid4())
         # Its own traversal: nothing else starts on the stack meanwhile
         # unless it takes the stack over (then this snapshot fails).

@@ -16,6 +16,7 @@ answers the same list on request.
 """
 
 import functools
+import uuid
 
 from nestedflow import exceptions, tenancy
 from nestedflow.db.software_config import ALL_PROJECTS, SoftwareConfigStore
@@ -72,8 +73,9 @@ class SoftwareConfigMethods:
     def create_software_config(self, group, name, config, inputs, outputs, options,
                                context=None):
         stored = config_document(config, inputs, outputs, options)
-        row = self._software_configs.create_config(name, group, stored,
-                                      context.project_id if context is not None else None)
+        row = self._software_configs.create_config(
+            name, group, stored, context.project_id if context is not None else None,
+            str(uuid.uuid4()))
         return format_software_config(row)
 
     def show_software_config(self, config_id, context=None):
@@ -118,8 +120,7 @@ class SoftwareConfigMethods:
                   "tenant": context.project_id if context is not None else None,
                   "stack_user_project_id": stack_user_project_id, "action": action,
                   "status": status, "status_reason": str(status_reason)}
-        if deployment_id is not None:
-            values["id"] = deployment_id
+        values["id"] = deployment_id if deployment_id is not None else str(uuid.uuid4())
         return format_software_deployment(
             *self._software_configs.create_deployment(values, _project(context)))
 

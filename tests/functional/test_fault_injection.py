@@ -354,3 +354,74 @@ def test_every_statement_of_a_stack_lifecycle_survives_a_dropped_connection(
         assert all(engine.store.live(sid) == [] for sid in tree)
     finally:
         admin.dispose()
+
+
+class _LoseCommitAnswerOnce:
+    """The first commit of a transaction that inserted into ``table``
+    reaches the server, and its answer is lost: the server session ends
+    right after it (``pg_terminate_backend``), so the client sees the
+    dropped connection of an ambiguous commit and tries the call again."""
+
+    def __init__(self, sql_engine, admin, table):
+        self._admin = admin
+        self._marker = f"INSERT INTO {table} "
+        self.lost = 0
+        sa.event.listen(sql_engine, "before_cursor_execute", self._statement)
+        sa.event.listen(sql_engine, "commit", self._commit)
+
+    def _statement(self, conn, cursor, statement, parameters, context, executemany):
+        if statement.startswith(self._marker):
+            conn.info[self] = True
+
+    def _commit(self, conn):
+        if not conn.info.pop(self, False) or self.lost:
+            return
+        self.lost += 1
+        dbapi = conn.connection.dbapi_connection
+        # Committed through a cursor: psycopg2 still believes a transaction
+        # is open, so the driver's own COMMIT goes to the ended session
+        # and fails as a dropped connection does.
+        with dbapi.cursor() as cursor:
+            cursor.execute("COMMIT")
+        with self._admin.connect() as admin:
+            admin.execute(sa.text("SELECT pg_terminate_backend(:pid, 10000)"),
+                          {"pid": dbapi.info.backend_pid})
+
+
+def _rows(admin, table):
+    with admin.connect() as conn:
+        return [row[0] for row in conn.execute(sa.text(f"SELECT id FROM {table}"))]
+
+
+def test_a_create_whose_commit_answer_was_lost_makes_one_row(make_engine, pg_url, stack_name):
+    """A call tried again after a commit whose answer a dropped connection
+    lost (db.retrying) must find its first attempt's row: a snapshot, a
+    software config and a deployment made by a request once came twice,
+    each attempt choosing an id of its own."""
+    engine = make_engine(pg_url)
+    admin = sa.create_engine(pg_url, poolclass=sa.pool.NullPool)
+    try:
+        stack = engine.create_stack(stack_name, {
+            "heat_template_version": "2018-08-31",
+            "resources": {"r": {"type": "OS::Heat::None"}}})
+        engine.wait(stack.id, timeout=60)
+
+        faults = _LoseCommitAnswerOnce(engine.db.sql_engine, admin, "stack_snapshots")
+        snapshot = engine.stack_snapshot(stack.id, name="once")
+        assert faults.lost == 1
+        assert _rows(admin, "stack_snapshots") == [snapshot["id"]]
+
+        faults = _LoseCommitAnswerOnce(engine.db.sql_engine, admin, "software_config")
+        config = engine.create_software_config(group="script", name="cfg", config="echo",
+                                               inputs=[], outputs=[], options={})
+        assert faults.lost == 1
+        assert _rows(admin, "software_config") == [config["id"]]
+
+        faults = _LoseCommitAnswerOnce(engine.db.sql_engine, admin, "software_deployment")
+        deployment = engine.create_software_deployment(
+            server_id="server-1", config_id=config["id"], input_values={}, action="CREATE",
+            status="COMPLETE", status_reason="", stack_user_project_id=None)
+        assert faults.lost == 1
+        assert _rows(admin, "software_deployment") == [deployment["id"]]
+    finally:
+        admin.dispose()
