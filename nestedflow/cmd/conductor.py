@@ -89,12 +89,13 @@ def _register_logging(conf):
         log.register_options(conf)
 
 
-def load_conf(config_files=None):
-    """The global CONF with oslo.log's options, loaded from ``config_files``."""
+def load_conf(config_files=None, prog="nestedflow-conductor"):
+    """The global CONF with oslo.log's options, loaded from ``config_files``;
+    ``prog``: the daemon's name, which its heartbeat reports (service lists)."""
     from nestedflow import conf
 
     _register_logging(conf.CONF)
-    return conf.load(config_files)
+    return conf.load(config_files, prog=prog)
 
 
 def _first(*values):
@@ -175,9 +176,6 @@ def make_conductor(conf):
 def serve(conf):
     """Run a conductor until SIGTERM/SIGINT; returns the exit code."""
     from nestedflow import exceptions
-    from nestedflow.engine import recovery
-
-    recovery.PROGRAM = "nestedflow-conductor"  # what service lists name this process
     conductor = make_conductor(conf)
     stopping = []
 

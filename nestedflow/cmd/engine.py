@@ -80,11 +80,8 @@ def apply_arguments(conf, args):
 
 
 def serve(conf):
-    from nestedflow.engine import recovery
     from nestedflow.engine.service import Engine
     from nestedflow.rpc.service import EngineService
-
-    recovery.PROGRAM = "nestedflow-engine"  # what service lists name this process
 
     if not conf.transport_url:
         raise daemon.UsageError("no transport: pass --transport-url "
@@ -126,7 +123,7 @@ def serve(conf):
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        conf = daemon.load_conf(args.config_files)
+        conf = daemon.load_conf(args.config_files, prog="nestedflow-engine")
         register_messaging_opts(conf)
         apply_arguments(conf, args)
         daemon.setup_logging(conf)

@@ -54,14 +54,15 @@ def list_opts():
     return opts
 
 
-def load(config_files=None):
+def load(config_files=None, prog=None):
     """Load :data:`CONF` from ``config_files`` (None: :data:`DEFAULT_CONFIG_FILE`
     if it exists) and return it: every command line does this once.
+    ``prog``: the program's name, ``CONF.prog`` (None: the script's).
 
     ``default_config_files`` is explicit so oslo.config does not go looking
     in ~/.nestedflow or /etc on its own.
     """
     if config_files is None:
         config_files = [DEFAULT_CONFIG_FILE] if os.path.isfile(DEFAULT_CONFIG_FILE) else []
-    CONF(args=[], project="nestedflow", default_config_files=config_files)
+    CONF(args=[], project="nestedflow", prog=prog, default_config_files=config_files)
     return CONF

@@ -44,10 +44,12 @@ from nestedflow.db.owners import (  # noqa: F401 (re-exported)
 
 LOG = logging.getLogger(__name__)
 
-#: The program an engine's heartbeat names (Heat's service ``binary``):
-#: the daemons set their own name (``python -m`` would give a file name);
-#: None: the script running, as Heat's ``CONF.prog``.
-PROGRAM = None
+def _program():
+    """The program an engine's heartbeat names (Heat's service ``binary``,
+    its ``CONF.prog``): the daemons load their configuration under their own
+    name (``python -m`` would give a file name); a host that never loaded
+    it, the script running."""
+    return getattr(CONF, "prog", None) or os.path.basename(sys.argv[0]) or None
 
 
 def new_engine_id(name):
@@ -81,7 +83,7 @@ class Heartbeat:
 
     def _beat(self):
         self.db.beat(self.engine_id, socket.gethostname(), os.getpid(), self._interval,
-                     binary=PROGRAM or os.path.basename(sys.argv[0]) or None)
+                     binary=_program())
 
     def owner_alive(self, owner):
         """For :attr:`Runtime.owner_alive`: is the engine of run ``owner`` alive?"""
