@@ -11,6 +11,7 @@ from nestedflow.conf import CONF
 from nestedflow.db import models
 from nestedflow.db import requests as db_requests
 from nestedflow.db.api import Database
+from nestedflow.db.owners import OwnerToken
 from nestedflow.db.snapshots import TagStore
 from nestedflow.engine import hosting, listing, recovery, services, views
 from nestedflow.engine.parts import Built
@@ -162,11 +163,11 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
             # The outbox: a traversal is stored marked unposted by this
             # engine, in the transaction that stores it; if the process
             # dies before its job is posted, a live engine posts it.
-            self.db.queued_owner = recovery.unposted_owner(engine_id)
+            self.db.queued_owner = OwnerToken.unposted(engine_id)
             return cls.from_url(self.jobboard_url, runtime=self.runtime, backend=self._backend)
         # Runs in this process's threads die with it: beat, so that another
         # engine can resume what a killed one left IN_PROGRESS.
-        self.db.queued_owner = recovery.queued_owner(engine_id)
+        self.db.queued_owner = OwnerToken.queued(engine_id)
         return cls(self.runtime.with_parts(owner_alive=heartbeat.owner_alive), self._backend,
                    engine_id=engine_id)
 
@@ -182,7 +183,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
 
         repost = getattr(self._dispatcher, "repost", None)
         if repost is not None:
-            return repost(recovery.unposted_owner(self._heartbeat.engine_id))
+            return repost(OwnerToken.unposted(self._heartbeat.engine_id))
         resume = getattr(self._dispatcher, "resume", None)
         if resume is None:
             return []
