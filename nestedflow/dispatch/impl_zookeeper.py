@@ -50,7 +50,7 @@ from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see belo
     read_job,
 )
 from nestedflow.flows import factories, journal, runner
-from nestedflow.taskflow import compat as taskflow_compat
+from nestedflow.taskflow.jobboard import ZookeeperBoard
 
 # The ZooKeeper layout (URL, paths, client) lives in dispatch.zookeeper so
 # that listing the board (``nestedflow conductor list``) imports neither
@@ -59,7 +59,7 @@ from nestedflow.taskflow import compat as taskflow_compat
 LOG = logging.getLogger(__name__)
 
 
-class Board(taskflow_compat.zookeeper_board_class()):
+class Board(ZookeeperBoard):
     """TaskFlow's ZooKeeper board with every folder under the deployment root."""
 
     def __init__(self, name, url, client, persistence=None, emit_notifications=True):
