@@ -351,7 +351,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
         ``abandon=False`` only exports them (``stack export``)."""
         stack_id = self._visible(stack_id, context)
         if abandon:
-            return self._data.abandon(stack_id)
+            return self._data.abandon(stack_id, context)
         return self._data.prepare_abandon(stack_id)
 
     # -- snapshots (nestedflow.engine.snapshots) ------------------------------
@@ -359,7 +359,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
     def stack_snapshot(self, stack_id, name=None, context=None):
         """Take a snapshot of the settled stack; returns it (Heat's format:
         ``id``, ``name``, ``stack_id``, ``data``, ``status``, ...)."""
-        return self._snapshots.stack_snapshot(self._visible(stack_id, context), name)
+        return self._snapshots.stack_snapshot(self._visible(stack_id, context), name, context)
 
     def list_snapshots(self, stack_id, context=None):
         return self._snapshots.list_snapshots(self._visible(stack_id, context))
@@ -373,7 +373,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
     def restore_snapshot(self, stack_id, snapshot_id, context=None):
         """Start converging the stack back to the snapshot (an update)."""
         stack_id = self._visible(stack_id, context)
-        return self.get_stack(self._snapshots.restore_snapshot(stack_id, snapshot_id))
+        return self.get_stack(self._snapshots.restore_snapshot(stack_id, snapshot_id, context))
 
     # -- previews (nestedflow.engine.previews) --------------------------------
 
