@@ -12,6 +12,8 @@ therefore fixed:
 ``<engine id>@queued``          a traversal it stored and will run (:meth:`queued`)
 ``<engine id>@unposted``        one a jobboard engine stored and posts as a job:
                                 the outbox mark (:meth:`unposted`)
+``<engine id>.lost@unposted``   an outbox mark handed to an engine that never
+                                beats, for any live one to post (:meth:`orphaned`)
 ``<conductor>:<16 hex>``        a conductor's run of a claimed job (:meth:`conductor`)
 ``<token>~lapsed``              a conductor's run fenced off when its ZooKeeper
                                 session was lost (:meth:`lapsed`)
@@ -69,6 +71,13 @@ class OwnerToken(str):
     def unposted(cls, engine_id):
         """The mark of a traversal ``engine_id`` stored and posts as a job."""
         return cls(f"{engine_id}{SEPARATOR}{UNPOSTED}")
+
+    @classmethod
+    def orphaned(cls, engine_id):
+        """The outbox mark ``engine_id`` hands a traversal it cannot post
+        over to: its engine never beats, so any live engine takes it over
+        and posts the job (:meth:`Database.unposted_stacks`)."""
+        return cls.unposted(f"{engine_id}.lost")
 
     @classmethod
     def conductor(cls, name):

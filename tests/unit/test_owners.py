@@ -122,3 +122,10 @@ def test_a_one_off_holder_and_the_any_run_fence():
     assert fence == "3f2a-traversal/" and read_back(fence).is_any_run
     assert fence.holder_parts == ("3f2a-traversal", "")
     assert OwnerToken("").holder_parts == ("", "")
+
+
+def test_an_outbox_mark_handed_over_names_an_engine_that_never_beats():
+    mark = OwnerToken.unposted("host-1a2b3c4d")
+    orphan = read_back(OwnerToken.orphaned(read_back(mark).engine_id))
+    assert orphan == "host-1a2b3c4d.lost@unposted"
+    assert orphan.is_unposted and orphan.engine_id == "host-1a2b3c4d.lost"
