@@ -37,8 +37,8 @@ import uuid
 SEPARATOR = "@"
 #: Between a conductor's name and its run's random part.
 CONDUCTOR_SEPARATOR = ":"
-#: Between a one-off holder's purpose and its random part; no run's token
-#: holds it.
+#: Between a resource lock holder's traversal (or a one-off holder's
+#: purpose) and its run; no run's own token holds it.
 HOLDER_SEPARATOR = "/"
 #: The run part of a traversal stored but not yet claimed by a run.
 QUEUED = "queued"
