@@ -1,6 +1,6 @@
 """The import-time check that a dependency still has the private names
 nestedflow's adapters use (:mod:`nestedflow.taskflow.compat`,
-:mod:`nestedflow.db.sqlalchemy_compat`).
+:mod:`nestedflow.taskflow.jobboard`, :mod:`nestedflow.db.sqlalchemy_compat`).
 
 A release of TaskFlow or SQLAlchemy that renames or drops one of them
 would otherwise break nestedflow silently: an override no longer called,

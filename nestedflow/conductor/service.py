@@ -43,6 +43,7 @@ from taskflow.jobs import base as jobs_base
 from nestedflow import exceptions, states
 from nestedflow.conductor.claimed_run import ClaimedRun
 from nestedflow.db import session_gate
+from nestedflow.db.owners import OwnerToken
 from nestedflow.dispatch import impl_zookeeper as jobboard
 from nestedflow.dispatch.slots import SlotGate
 from nestedflow.flows import runner
@@ -194,7 +195,7 @@ class Conductor:
 
     def _owner_alive(self, owner):
         """Runtime.owner_alive: conductor runs are alive while their node is."""
-        if ":" not in owner or "/" in owner:
+        if not OwnerToken(owner).is_conductor_run:
             return None  # not a conductor's token (an embedded engine's run)
         try:
             return self.client.exists(self.url.path(jobboard.RUNS, owner)) is not None
@@ -299,7 +300,7 @@ class Conductor:
         if attempt > self.max_attempts:
             self._give_up(job, details, stack_id, traversal_id, attempt - 1)
             return
-        owner = f"{self.name}:{uuid.uuid4().hex[:16]}"
+        owner = OwnerToken.conductor(self.name)
         run = ClaimedRun(job, owner, stack_id, traversal_id, action)
         run_node = self.url.path(jobboard.RUNS, owner)
         # Before the SQL claim: from the moment the token is the stack's owner,
@@ -479,7 +480,7 @@ class Conductor:
                   "it" + (f"; last error: {last}" if last else " (the conductors running it "
                           "died)"))
         LOG.error("job %s: %s", job.uuid, reason)
-        owner = f"{self.name}:{uuid.uuid4().hex[:16]}"
+        owner = OwnerToken.conductor(self.name)
         try:
             self.db.claim_traversal(stack_id, traversal_id, owner)
             self.db.set_stack_state(stack_id, traversal_id, stack.action, states.FAILED, reason,
@@ -521,7 +522,7 @@ class Conductor:
             for run in runs:
                 try:
                     self.db.fence_run(run.stack_id, run.traversal_id, run.owner,
-                                      f"{run.owner}~lapsed")
+                                      OwnerToken.lapsed(run.owner))
                 except Exception as error:
                     LOG.warning("run %s: could not fence it off: %s", run.owner, error)
         self.gate.renew()

@@ -6,4 +6,5 @@ locks), ``events`` and ``templates`` (the cache); ``drivers`` tunes the
 engine they share; ``migration`` and alembic; ``schema`` declares in Core
 the tables ``core_reads`` lists stacks from without the ORM or oslo.db;
 ``physical`` the store of the built-in test types' objects; ``owners``
-the owner tokens of traversal runs."""
+the one type of the owner tokens of traversal runs and resource locks
+(``OwnerToken``: every format is built and read there)."""

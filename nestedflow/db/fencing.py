@@ -29,6 +29,7 @@ import sqlalchemy as sa
 
 from nestedflow import exceptions
 from nestedflow.db import models
+from nestedflow.db.owners import OwnerToken
 
 #: Share of ``[conductor] zookeeper_session_timeout`` the automatic limits take.
 IDLE_SHARE = 0.4
@@ -127,7 +128,7 @@ def not_taken_over(stack_id=None):
 def holder_params(stack_id, holder):
     """The :func:`not_taken_over` parameters of a lock ``holder``
     (``traversal/owner``, as :class:`flows.tasks.TraversalScope` makes it)."""
-    traversal, _, owner = (holder or "").partition("/")
+    traversal, owner = OwnerToken(holder or "").holder_parts
     return {"w_stack": stack_id, "w_traversal": traversal, "w_owner": owner}
 
 

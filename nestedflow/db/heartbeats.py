@@ -17,7 +17,7 @@ from nestedflow import states
 from nestedflow.db import fencing, models
 
 # The token format (re-exported: the jobboard dispatcher reads it here).
-from nestedflow.db.owners import SEPARATOR, UNPOSTED  # noqa: F401
+from nestedflow.db.owners import SEPARATOR, OwnerToken
 
 #: Missed beats after which an engine counts as dead.
 MISSED_BEATS = 3
@@ -100,8 +100,8 @@ class HeartbeatStore:
         run (or queued run) -- owner ``<engine id>@...`` -- belongs to an
         embedded engine that stopped beating or is gone."""
         return [row[:3] for row in self._dead_engines_stacks(
-            self._owner_like(f"%{SEPARATOR}%"),
-            sa.not_(self._owner_like(f"%{SEPARATOR}{UNPOSTED}")))]
+            self._owner_like(OwnerToken.like_engine_runs()),
+            sa.not_(self._owner_like(OwnerToken.like_unposted())))]
 
     def unposted_stacks(self):
         """The same for the stacks a jobboard engine stored (owner
@@ -123,7 +123,7 @@ class HeartbeatStore:
         # clock starts again then (two conductors beating together saw the
         # stored time alone and both posted the job).
         return self._dead_engines_stacks(
-            self._owner_like(f"%{SEPARATOR}{UNPOSTED}"),
+            self._owner_like(OwnerToken.like_unposted()),
             stale=sa.and_(
                 self._older_than(sa.func.coalesce(stacks.c.updated_at, stacks.c.created_at),
                                  patience),

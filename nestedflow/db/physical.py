@@ -23,6 +23,7 @@ from oslo_db import exception as db_exc
 
 from nestedflow import exceptions
 from nestedflow.db import fencing, models, retrying
+from nestedflow.db.owners import OwnerToken
 
 
 class PhysicalStore(retrying.GuardedStore):
@@ -114,11 +115,12 @@ def _check_fence(conn, fence, resource_name):
     if fence is None:
         return
     resource_id, token = fence
-    traversal, _, owner = token.partition("/")
+    token = OwnerToken(token)
+    traversal, owner = token.holder_parts
     found = conn.execute(_FENCE, {"w_id": resource_id, "w_traversal": traversal,
                                   "w_owner": owner}).first()
     holder = (found[0] if found is not None else None) or ""
-    if token.endswith("/"):
+    if token.is_any_run:
         held = holder.startswith(token)
     else:
         # The holder's run must also still own its traversal, until the

@@ -59,7 +59,7 @@ class LocalDispatcher(base.Dispatcher):
         thread.start()
 
     def _run(self, stack_id, traversal_id, action, first_run):
-        owner = owners.run_owner(self._engine_id) if self._engine_id else None
+        owner = owners.OwnerToken.run(self._engine_id) if self._engine_id else None
         try:
             with self._runtime.slots.job(traversal_id):
                 runner.run_traversal(self._runtime, self._backend, stack_id, traversal_id,

@@ -34,7 +34,8 @@ from taskflow import exceptions as tf_exceptions
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions, states
-from nestedflow.db import heartbeats, models, retrying
+from nestedflow.db import models, retrying
+from nestedflow.db.owners import OwnerToken
 from nestedflow.dispatch import base, job_schema, zk_security
 from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see below)
     CONDUCTORS,
@@ -50,7 +51,7 @@ from nestedflow.dispatch.zookeeper import (  # noqa: F401 (re-exported, see belo
     read_job,
 )
 from nestedflow.flows import factories, journal, runner
-from nestedflow.taskflow import compat as taskflow_compat
+from nestedflow.taskflow.jobboard import ZookeeperBoard
 
 # The ZooKeeper layout (URL, paths, client) lives in dispatch.zookeeper so
 # that listing the board (``nestedflow conductor list``) imports neither
@@ -59,7 +60,7 @@ from nestedflow.taskflow import compat as taskflow_compat
 LOG = logging.getLogger(__name__)
 
 
-class Board(taskflow_compat.zookeeper_board_class()):
+class Board(ZookeeperBoard):
     """TaskFlow's ZooKeeper board with every folder under the deployment root."""
 
     def __init__(self, name, url, client, persistence=None, emit_notifications=True):
@@ -259,8 +260,7 @@ class JobboardDispatcher(base.Dispatcher):
         try:
             if mark is None or not self._db.get_stack(stack_id).parent_id:
                 return False
-            engine_id = mark.rpartition(heartbeats.SEPARATOR)[0]
-            orphan = f"{engine_id}.lost{heartbeats.SEPARATOR}{heartbeats.UNPOSTED}"
+            orphan = OwnerToken.orphaned(OwnerToken(mark).engine_id)
             handed = self._db.take_over_unposted(stack_id, traversal_id, mark, orphan)
         except exceptions.OwnershipLost:
             # Held while this conductor's ZooKeeper session was in doubt, and
@@ -292,7 +292,7 @@ class JobboardDispatcher(base.Dispatcher):
                 continue
             LOG.warning("stack %s traversal %s: stored by %s, which died or failed to "
                         "post it, and never claimed; posting it again", stack_id, traversal_id,
-                        dead.rpartition(heartbeats.SEPARATOR)[0])
+                        OwnerToken(dead).engine_id)
             self.dispatch(stack_id, traversal_id, action)
             reposted.append(stack_id)
         return reposted

@@ -8,9 +8,9 @@ complete: :func:`nestedflow.stacks.changes.decide`). Unmarking makes it
 ``CHECK_COMPLETE`` again.
 """
 
-import uuid
 
 from nestedflow import exceptions, states
+from nestedflow.db.owners import OwnerToken
 
 
 def mark_resource_unhealthy(db, stacks, stack_id, resource_name, mark_unhealthy=True,
@@ -24,7 +24,7 @@ def mark_resource_unhealthy(db, stacks, stack_id, resource_name, mark_unhealthy=
             f"resource {resource_name} is {row.action}_IN_PROGRESS; mark it once it settles")
     if not mark_unhealthy and (row.action, row.status) != (states.CHECK, states.FAILED):
         return  # Heat: unmarking a resource that is not marked changes nothing
-    holder = f"mark-unhealthy/{uuid.uuid4().hex}"
+    holder = OwnerToken.holder("mark-unhealthy")
     try:
         row = db.lock_resource(row.id, holder)
     except exceptions.ResourceLocked as error:

@@ -32,15 +32,7 @@ from nestedflow.conf import CONF
 
 # The owner-token format lives beside the heartbeats that read it; the
 # engine and the in-process dispatcher both name runs with it.
-from nestedflow.db.owners import (  # noqa: F401 (re-exported)
-    QUEUED,
-    SEPARATOR,
-    UNPOSTED,
-    engine_of,
-    queued_owner,
-    run_owner,
-    unposted_owner,
-)
+from nestedflow.db.owners import OwnerToken
 
 LOG = logging.getLogger(__name__)
 
@@ -87,7 +79,7 @@ class Heartbeat:
 
     def owner_alive(self, owner):
         """For :attr:`Runtime.owner_alive`: is the engine of run ``owner`` alive?"""
-        engine_id = engine_of(owner)
+        engine_id = OwnerToken(owner or "").engine_id
         if engine_id is None:
             return None
         if engine_id == self.engine_id:
@@ -132,9 +124,8 @@ def unclaimed(stack, dispatcher):
     nobody has claimed its job -- it still carries the outbox mark -- and
     the dispatcher says nothing would (no live conductor); else None. What
     ``stack ... --wait`` tells after a few seconds."""
-    owner = stack.traversal_owner or ""
-    if stack.status != states.IN_PROGRESS or not owner.endswith(
-            SEPARATOR + UNPOSTED):
+    owner = OwnerToken(stack.traversal_owner or "")
+    if stack.status != states.IN_PROGRESS or not owner.is_unposted:
         return None  # settled, or claimed by a run
     reason = dispatcher.unserved()
     if reason is None:

@@ -13,10 +13,10 @@ same signal delivered again changes nothing.
 """
 
 import datetime
-import uuid
 
 from nestedflow import exceptions, states
 from nestedflow.db import models
+from nestedflow.db.owners import OwnerToken
 from nestedflow.resources import autoscaling, base
 from nestedflow.template import environment
 
@@ -70,7 +70,7 @@ def scaler(engine, stack, key):
             raise ValueError(f'Alarm {policy} could not find scaling group named "{group_ref}"')
         if any(k == f"scaling:{key}" for k, _ in _scaling_records(db, row)):
             raise exceptions.NoActionRequired(f"{row.name}: signal already applied")
-        holder = f"scaling/{uuid.uuid4().hex}"
+        holder = OwnerToken.holder("scaling")
         try:
             row = db.lock_resource(row.id, holder)
         except exceptions.ResourceLocked as error:

@@ -11,6 +11,7 @@ from nestedflow.conf import CONF
 from nestedflow.db import models
 from nestedflow.db import requests as db_requests
 from nestedflow.db.api import Database
+from nestedflow.db.owners import OwnerToken
 from nestedflow.db.snapshots import TagStore
 from nestedflow.engine import hosting, listing, recovery, services, views
 from nestedflow.engine.parts import Built
@@ -162,11 +163,11 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
             # The outbox: a traversal is stored marked unposted by this
             # engine, in the transaction that stores it; if the process
             # dies before its job is posted, a live engine posts it.
-            self.db.queued_owner = recovery.unposted_owner(engine_id)
+            self.db.queued_owner = OwnerToken.unposted(engine_id)
             return cls.from_url(self.jobboard_url, runtime=self.runtime, backend=self._backend)
         # Runs in this process's threads die with it: beat, so that another
         # engine can resume what a killed one left IN_PROGRESS.
-        self.db.queued_owner = recovery.queued_owner(engine_id)
+        self.db.queued_owner = OwnerToken.queued(engine_id)
         return cls(self.runtime.with_parts(owner_alive=heartbeat.owner_alive), self._backend,
                    engine_id=engine_id)
 
@@ -182,7 +183,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
 
         repost = getattr(self._dispatcher, "repost", None)
         if repost is not None:
-            return repost(recovery.unposted_owner(self._heartbeat.engine_id))
+            return repost(OwnerToken.unposted(self._heartbeat.engine_id))
         resume = getattr(self._dispatcher, "resume", None)
         if resume is None:
             return []
@@ -350,7 +351,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
         ``abandon=False`` only exports them (``stack export``)."""
         stack_id = self._visible(stack_id, context)
         if abandon:
-            return self._data.abandon(stack_id)
+            return self._data.abandon(stack_id, context)
         return self._data.prepare_abandon(stack_id)
 
     # -- snapshots (nestedflow.engine.snapshots) ------------------------------
@@ -358,7 +359,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
     def stack_snapshot(self, stack_id, name=None, context=None):
         """Take a snapshot of the settled stack; returns it (Heat's format:
         ``id``, ``name``, ``stack_id``, ``data``, ``status``, ...)."""
-        return self._snapshots.stack_snapshot(self._visible(stack_id, context), name)
+        return self._snapshots.stack_snapshot(self._visible(stack_id, context), name, context)
 
     def list_snapshots(self, stack_id, context=None):
         return self._snapshots.list_snapshots(self._visible(stack_id, context))
@@ -372,7 +373,7 @@ class Engine(SoftwareConfigMethods, services.ServiceMethods):
     def restore_snapshot(self, stack_id, snapshot_id, context=None):
         """Start converging the stack back to the snapshot (an update)."""
         stack_id = self._visible(stack_id, context)
-        return self.get_stack(self._snapshots.restore_snapshot(stack_id, snapshot_id))
+        return self.get_stack(self._snapshots.restore_snapshot(stack_id, snapshot_id, context))
 
     # -- previews (nestedflow.engine.previews) --------------------------------
 

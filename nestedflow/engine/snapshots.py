@@ -14,9 +14,8 @@ since are deleted.
 """
 
 import logging
-import uuid
 
-from nestedflow import exceptions, states
+from nestedflow import exceptions, states, tenancy
 from nestedflow.resources import base
 
 LOG = logging.getLogger(__name__)
@@ -47,7 +46,7 @@ class Snapshots:
         self.stack_data = stack_data
         self.rows = snapshot_store
 
-    def stack_snapshot(self, stack_id, name=None):
+    def stack_snapshot(self, stack_id, name=None, context=None):
         """Take a snapshot of a settled stack; returns it (Heat's format)."""
         stack = self.stacks.live_stack(stack_id)
         if stack.status == states.IN_PROGRESS:
@@ -55,11 +54,11 @@ class Snapshots:
                 f"stack {stack.name} is {stack.action}_IN_PROGRESS; snapshot it once it "
                 "settles")
         snapshot = self.rows.create(stack.id, name, str(uuid.uuid4()))
-        traversal_id = str(uuid.uuid4())
         # Its own traversal: nothing else starts on the stack meanwhile
         # unless it takes the stack over (then this snapshot fails).
-        self.db.begin_traversal(stack.id, stack.current_traversal, traversal_id, SNAPSHOT,
-                                status_reason=f"Stack {SNAPSHOT} started")
+        traversal_id = self.stacks.begin_traversal(
+            stack.id, stack.current_traversal, SNAPSHOT,
+            status_reason=f"Stack {SNAPSHOT} started", **tenancy.context_values(context))
         try:
             data = self.stack_data.prepare_abandon(stack.id, extra=self._resource_snapshot)
         except Exception as error:
@@ -105,7 +104,7 @@ class Snapshots:
         stack = self.stacks.live_stack(stack_id)
         self.rows.delete(stack.id, snapshot_id)
 
-    def restore_snapshot(self, stack_id, snapshot_id):
+    def restore_snapshot(self, stack_id, snapshot_id, context=None):
         """Start converging the stack back to the snapshot; returns the stack id."""
         stack = self.stacks.live_stack(stack_id)
         snapshot = self.rows.get(stack.id, snapshot_id)
@@ -118,7 +117,7 @@ class Snapshots:
         environment = dict(data.get("environment") or {})
         parameters = environment.pop("parameters", None) or {}
         return self.stacks.update(stack.id, template, parameters, data.get("files") or {},
-                                  environment, action=states.RESTORE)
+                                  environment, context=context, action=states.RESTORE)
 
 
 def _restored_template(registry, data):

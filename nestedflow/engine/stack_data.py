@@ -11,9 +11,7 @@ nestedflow and its physical objects stay where they are; Heat's adopt
 (``Engine.create_stack(adopt_stack_data=...)``) takes them over again.
 """
 
-import uuid
-
-from nestedflow import exceptions, states
+from nestedflow import exceptions, states, tenancy
 from nestedflow.db import models
 from nestedflow.template.parameters import REDACTED
 
@@ -102,7 +100,7 @@ class StackData:
             "tags": self.tags.of([stack.id])[stack.id] if self.tags else [],
         }
 
-    def abandon(self, stack_id):
+    def abandon(self, stack_id, context=None):
         """Remove the stack (and its nested stacks) from nestedflow, leaving
         every physical object; returns Heat's abandon data."""
         stack, stored = self._stored(stack_id)
@@ -111,19 +109,19 @@ class StackData:
                 f"stack {stack.name} is {stack.action}_IN_PROGRESS; abandon it once it "
                 "settles (or cancel it)")
         data = self._abandon_data(stack, stored)
-        self._remove(stack)
+        self._remove(stack, tenancy.context_values(context))
         return data
 
-    def _remove(self, stack):
+    def _remove(self, stack, context_values):
         """Deleted without deleting anything it made: a traversal of its own
         takes the stack over (a compare-and-swap: nothing else may act on it
         meanwhile) and settles it DELETE_COMPLETE at once."""
         for child in self.db.list_children(stack.id):
             if child.deleted_at is None:
-                self._remove(child)
-        traversal_id = str(uuid.uuid4())
-        self.db.begin_traversal(stack.id, stack.current_traversal, traversal_id, states.DELETE,
-                                status_reason="Stack DELETE started (abandon)")
+                self._remove(child, context_values)
+        traversal_id = self.stacks.begin_traversal(
+            stack.id, stack.current_traversal, states.DELETE,
+            status_reason="Stack DELETE started (abandon)", **context_values)
         self.db.set_stack_state(stack.id, traversal_id, states.DELETE, states.COMPLETE,
                                 "Stack abandoned: its resources were left in place",
                                 deleted_at=models.utcnow())

@@ -129,11 +129,12 @@ def _symbols(names):
 def _create_tasks(scope, rows):
     rows = [row for row in rows if row.current]
     names_by_id = {row.id: row.name for row in rows}
-    dependencies = {row.id: [names_by_id[i] for i in row.requires if i in names_by_id]
+    # By name, as an update's: the waves and the tasks take one map.
+    dependencies = {row.name: [names_by_id[i] for i in row.requires if i in names_by_id]
                     for row in rows}
     batched, rows = _waves(scope, rows, {row.id: row.requires for row in rows})
     created = [tasks.CreateWave(scope, wave, dependencies) for wave in batched]
-    created += [tasks.CreateResource(scope, row, dependencies[row.id]) for row in rows]
+    created += [tasks.CreateResource(scope, row, dependencies[row.name]) for row in rows]
     return created, _symbols(names_by_id.values())
 
 

@@ -8,7 +8,6 @@ name and arguments (TaskFlow's own resumption data) in a logbook per stack.
 import contextlib
 import logging
 import threading
-import uuid
 
 import taskflow.engines
 from taskflow import exceptions as tf_exceptions
@@ -16,6 +15,7 @@ from taskflow import states as tf_states
 from taskflow.persistence import models as tf_models
 
 from nestedflow import exceptions, states
+from nestedflow.db.owners import OwnerToken
 from nestedflow.flows import factories, journal, log_filters, runtime
 from nestedflow.taskflow import journal_backend as journal_backends
 from nestedflow.taskflow import parallel_engine as tf_engine
@@ -72,7 +72,7 @@ def run_traversal(rt, backend, stack_id, traversal_id, action, owner=None, *, re
     keeps it to suspend it); if it returns False the run stops there and
     the traversal stays claimed by ``owner`` for a later run to resume.
     """
-    owner = owner or uuid.uuid4().hex
+    owner = owner or OwnerToken.anonymous()
     try:
         stack = rt.db.claim_traversal(stack_id, traversal_id, owner)
     except exceptions.NestedflowError as error:

@@ -18,6 +18,7 @@ import threading
 import typing
 
 from nestedflow.db import models
+from nestedflow.db.owners import OwnerToken
 from nestedflow.pools import workers
 
 _CURRENT = contextvars.ContextVar("nestedflow_runtime")
@@ -111,7 +112,7 @@ class Runtime:
 
     def holder_alive(self, row):
         """Whether the run holding ``row``'s lock may still be acting on it."""
-        _, _, owner = (row.engine_id or "").partition("/")
+        _, owner = OwnerToken(row.engine_id or "").holder_parts
         with self._stops_lock:
             if owner in self._owners:
                 return True

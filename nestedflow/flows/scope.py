@@ -14,6 +14,7 @@ import uuid
 
 from nestedflow import exceptions, states, tenancy
 from nestedflow.db import models
+from nestedflow.db.owners import OwnerToken
 from nestedflow.db.resources import run_start
 from nestedflow.db.software_config import SoftwareConfigStore
 from nestedflow.flows import hooks
@@ -69,7 +70,7 @@ class TraversalScope:
         self.owner = owner
         # Lock holder: this run of the traversal. A later run (resume after a
         # crash) re-claims the stack and so may take over these locks.
-        self.holder = f"{traversal_id}/{owner}"
+        self.holder = OwnerToken.lock_holder(traversal_id, owner)
         self.stop_event = runtime.stop_event(traversal_id)
         #: When a timed create or update must have settled (UTC), else None.
         self.deadline = None
@@ -189,7 +190,7 @@ class TraversalScope:
 
     def may_steal(self, row):
         """Is the lock on ``row`` stale (its holder fenced or dead)?"""
-        traversal, _, owner = (row.engine_id or "").partition("/")
+        traversal, _ = OwnerToken(row.engine_id or "").holder_parts
         if traversal == self.traversal_id:
             # An earlier run of this same traversal: our claim fenced it.
             return True

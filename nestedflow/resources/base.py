@@ -19,6 +19,7 @@ import typing
 import uuid
 
 from nestedflow import exceptions
+from nestedflow.db.owners import OwnerToken
 from nestedflow.properties import schema
 
 # Re-exported: a plugin's validate_resource is handed one (plugins.rst).
@@ -343,7 +344,8 @@ class StoredObjectResource(Resource):
         # traversal) still holds the resource lock (see
         # nestedflow.db.physical): the store is a cloud that takes a
         # fencing token.
-        return (self.context.resource_id, self.context.holder or f"{self.context.traversal_id}/")
+        return (self.context.resource_id,
+                self.context.holder or OwnerToken.any_run_of(self.context.traversal_id))
 
     def update(self, new_properties, old_properties):
         self.context.store.update(self.physical_id, self.name, fence=self._fence(),

@@ -221,11 +221,20 @@ class StackLifecycle:
         Plan`): the traversal runs only that, stored with it; its job is
         dispatched as the plan's action (RERUN, CONTINUE) while the stack
         shows ``action``."""
+        traversal_id = self.begin_traversal(stack_id, expected_traversal, action, fence=fence,
+                                            plan=plan, **values)
+        self._dispatch(stack_id, traversal_id, action if plan is None else plan.action)
+        return traversal_id
+
+    def begin_traversal(self, stack_id, expected_traversal, action, fence=None, plan=None,
+                        **values):
+        """:meth:`start_traversal` but for the dispatch: for an action the
+        caller runs itself, at once (a snapshot, an abandon), which must
+        still take the stack over and record its request id."""
         traversal_id = str(uuid.uuid4())
         self.db.begin_traversal(stack_id, expected_traversal, traversal_id, action, fence=fence,
                                 plan=plan, **values)
         self._record_request(stack_id, traversal_id, values.get("request_context"))
-        self._dispatch(stack_id, traversal_id, action if plan is None else plan.action)
         return traversal_id
 
     def _record_request(self, stack_id, traversal_id, stored_context):

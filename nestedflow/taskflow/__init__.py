@@ -1,5 +1,8 @@
 """The TaskFlow adapter: every module that reaches below TaskFlow's public
-API (its action engine, types, persistence backends and jobboard backends).
+API (its action engine, types, persistence backends and jobboard backends):
+``compat`` (the engine's, storage's and atoms' private hooks made public),
+``jobboard`` (the ZooKeeper jobboard class), ``parallel_engine``, the two
+persistence backends and ``collector``.
 
 An import-linter contract (pyproject.toml) lets no other nestedflow package
 import ``taskflow.engines.action_engine``, ``taskflow.types``,

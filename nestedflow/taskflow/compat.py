@@ -4,7 +4,7 @@ TaskFlow's engine is quadratic in the size of a flow in several places
 (doc/source/architecture.rst, "TaskFlow adapter", lists them with the
 measurements); :mod:`nestedflow.taskflow.parallel_engine` replaces those parts, and the
 journal (:mod:`nestedflow.taskflow.journal_backend`) and the jobboard
-(:mod:`nestedflow.dispatch.impl_zookeeper`) tune others. TaskFlow offers no public
+(:mod:`nestedflow.taskflow.jobboard`) tune others. TaskFlow offers no public
 hook for any of it, so the classes here turn each private hook into a
 public method or property of a subclass, and every other module uses those.
 
@@ -12,11 +12,10 @@ A TaskFlow release that renames or drops one of these names would break
 nestedflow silently (an override no longer called, an attribute set that
 nothing reads). :func:`nestedflow.dependency_check.check` -- run when this
 module is imported, and for the jobboard's names when
-:mod:`nestedflow.dispatch.impl_zookeeper` is -- fails at once instead, naming the
+:mod:`nestedflow.taskflow.jobboard` is -- fails at once instead, naming the
 missing name and :data:`SUPPORTED`.
 """
 
-import functools
 import operator
 
 from taskflow import flow as tf_flow
@@ -63,18 +62,7 @@ ENGINE_NAMES = (
     ("taskflow.engines.action_engine.executor", None, "_revert_task"),
 )
 
-#: The same for TaskFlow's ZooKeeper jobboard (imports kazoo: checked by
-#: nestedflow.dispatch.impl_zookeeper, which needs it anyway).
-JOBBOARD_NAMES = (
-    ("taskflow.jobs.backends.impl_zookeeper", "ZookeeperJobBoard", "_trash_path"),
-    ("taskflow.jobs.backends.impl_zookeeper", "ZookeeperJobBoard", "_entity_path"),
-    ("taskflow.jobs.backends.impl_zookeeper", "ZookeeperJobBoard", "_fetch_jobs"),
-    ("taskflow.jobs.backends.impl_zookeeper", "ZookeeperJobBoard", "_client"),
-    ("taskflow.jobs.backends.impl_zookeeper", "ZookeeperJobBoard", "_state_change_listener"),
-)
-
-
-def _exposed(private, doc):
+def exposed(private, doc):
     """A read-only property giving TaskFlow's attribute ``private``."""
     return property(operator.attrgetter(private), doc=doc)
 
@@ -114,9 +102,9 @@ class PatternCompiler(compiler.PatternCompiler):
 class Selector(selector.Selector):
     """TaskFlow's selector with its hooks and state public."""
 
-    storage = _exposed("_storage", "The engine's storage (atom states, results).")
-    execution_graph = _exposed("_execution_graph", "The compiled flow's graph.")
-    runtime = _exposed("_runtime", "The engine's runtime.")
+    storage = exposed("_storage", "The engine's storage (atom states, results).")
+    execution_graph = exposed("_execution_graph", "The compiled flow's graph.")
+    runtime = exposed("_runtime", "The engine's runtime.")
 
     def browse_atoms_for_execute(self, atom=None):
         """The atoms that may execute now: all of them, or after ``atom``
@@ -137,9 +125,9 @@ class Selector(selector.Selector):
 class ScopeWalker(scopes.ScopeWalker):
     """TaskFlow's scope walker with what it walks for public."""
 
-    atom = _exposed("_atom", "The atom whose scopes are walked.")
-    node = _exposed("_node", "The atom's node in the compiled hierarchy.")
-    names_only = _exposed("_names_only", "Whether scopes list names, not atoms.")
+    atom = exposed("_atom", "The atom whose scopes are walked.")
+    node = exposed("_node", "The atom's node in the compiled hierarchy.")
+    names_only = exposed("_names_only", "Whether scopes list names, not atoms.")
 
 
 class Runtime(runtime.Runtime):
@@ -161,7 +149,7 @@ class ParallelEngine(engine.ParallelActionEngine):
         """Compile with ``pattern_compiler`` (before :meth:`compile`)."""
         self._compiler = pattern_compiler
 
-    backend = _exposed("_backend", "The persistence backend the engine journals in.")
+    backend = exposed("_backend", "The persistence backend the engine journals in.")
 
     @property
     def compiled_runtime(self):
@@ -210,30 +198,6 @@ def is_revert_call(function):
     from taskflow.engines.action_engine import executor
 
     return function is executor._revert_task
-
-
-@functools.cache
-def zookeeper_board_class():
-    """TaskFlow's ZooKeeper jobboard with its folders and listing public
-    (checked against :data:`JOBBOARD_NAMES` first)."""
-    dependency_check.check(JOBBOARD_NAMES, SUPPORTED, "taskflow")
-    from taskflow.jobs.backends import impl_zookeeper
-
-    class ZookeeperBoard(impl_zookeeper.ZookeeperJobBoard):
-        def relocate(self, trash_path, entity_path):
-            """Keep trashed jobs and entities under these paths."""
-            self._trash_path = trash_path
-            self._entity_path = entity_path
-
-        def fetch_jobs(self, ensure_fresh=False):
-            """The board's jobs, as TaskFlow last listed them."""
-            return self._fetch_jobs(ensure_fresh=ensure_fresh)
-
-        client = _exposed("_client", "The board's kazoo client.")
-        state_change_listener = _exposed(
-            "_state_change_listener", "What the board listens to its client's state with.")
-
-    return ZookeeperBoard
 
 
 dependency_check.check(ENGINE_NAMES, SUPPORTED, "taskflow")

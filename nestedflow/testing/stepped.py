@@ -39,7 +39,6 @@ exactly as the embedded engine and the conductors do.
 import dataclasses
 import logging
 import threading
-import uuid
 from concurrent import futures as cf
 
 import futurist
@@ -47,6 +46,7 @@ import taskflow.engines
 from taskflow import states as tf_states
 
 from nestedflow import exceptions
+from nestedflow.db.owners import OwnerToken
 from nestedflow.dispatch import base
 from nestedflow.engine.service import Engine
 from nestedflow.flows import factories, runner, runtime
@@ -185,7 +185,7 @@ class Traversal:
         #: when it lost its claim before it began, or the error it raised.
         self.outcome = None
         self.error = None
-        self.owner = uuid.uuid4().hex
+        self.owner = OwnerToken.anonymous()
         self._engine = None
         #: The run's journal backend (persistence="sql"), closed when it ends.
         self._journal = None

@@ -132,3 +132,36 @@ def test_rerun_and_continue_record_the_request_id(make_engine, db_url, stack_nam
     # Their events are listed with it, as a create's are.
     assert {continuer.request_id, rerunner.request_id} <= {
         event.request_id for event in engine.list_events(stack.id, context=rerunner)}
+
+
+def test_snapshot_restore_and_abandon_record_the_request_id(engine, stack_name):
+    """A snapshot, its restore and an abandon take the stack over through the
+    same route as every other action, and record their request id alike --
+    the abandon for the nested stacks it removes too."""
+    from nestedflow.db import requests as db_requests
+
+    creator, snapshotter, restorer, abandoner = ctx("p"), ctx("p"), ctx("p"), ctx("p")
+    stack = engine.create_stack(stack_name, TEMPLATE, context=creator)
+    assert engine.wait(stack.id, context=creator).stack_status == "CREATE_COMPLETE"
+
+    def current_request(stack_id):
+        traversal = engine.db.get_stack(stack_id).current_traversal
+        return db_requests.request_ids(engine.db, stack_id).get(traversal)
+
+    snapshot = engine.stack_snapshot(stack.id, "s1", context=snapshotter)
+    assert snapshot["status"] == "COMPLETE"
+    assert engine.get_stack(stack.id, context=snapshotter).stack_status == "SNAPSHOT_COMPLETE"
+    assert current_request(stack.id) == snapshotter.request_id
+
+    engine.restore_snapshot(stack.id, snapshot["id"], context=restorer)
+    assert engine.wait(stack.id, context=restorer).stack_status == "RESTORE_COMPLETE"
+    assert current_request(stack.id) == restorer.request_id
+    assert {snapshotter.request_id, restorer.request_id} <= {
+        event.request_id for event in engine.list_events(stack.id, context=restorer)}
+
+    child = next(s for s in engine.list_stacks(show_nested=True, context=abandoner)
+                 if s.parent_id == stack.id)
+    engine.abandon_stack(stack.id, context=abandoner)
+    assert engine.db.get_stack(stack.id).action == "DELETE"
+    assert current_request(stack.id) == abandoner.request_id
+    assert current_request(child.id) == abandoner.request_id

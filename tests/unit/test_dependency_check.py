@@ -1,5 +1,5 @@
 """The import-time self-check of the private TaskFlow and SQLAlchemy names
-nestedflow's two adapter modules rely on."""
+nestedflow's adapter modules rely on."""
 
 import subprocess
 import sys
@@ -10,11 +10,12 @@ from taskflow.engines.action_engine import selector
 from nestedflow import dependency_check, exceptions
 from nestedflow.db import sqlalchemy_compat
 from nestedflow.taskflow import compat as taskflow_compat
+from nestedflow.taskflow import jobboard as taskflow_jobboard
 
 
 @pytest.mark.parametrize("names, supported, distribution", [
     (taskflow_compat.ENGINE_NAMES, taskflow_compat.SUPPORTED, "taskflow"),
-    (taskflow_compat.JOBBOARD_NAMES, taskflow_compat.SUPPORTED, "taskflow"),
+    (taskflow_jobboard.JOBBOARD_NAMES, taskflow_compat.SUPPORTED, "taskflow"),
     (sqlalchemy_compat.NAMES, sqlalchemy_compat.SUPPORTED, "SQLAlchemy"),
     (sqlalchemy_compat.PSYCOPG2_NAMES, sqlalchemy_compat.SUPPORTED, "SQLAlchemy"),
 ])

@@ -54,3 +54,23 @@ def test_a_deep_chain_does_not_recurse():
     found, rest = _cut(**before)
     # Depth k holds r<k> and s<k-1>; r0 and s4999 are alone at theirs.
     assert len(found) == 4999 and rest == ["r0", "s4999"]
+
+
+def test_every_wave_takes_the_map_the_factory_keys_its_tasks_by():
+    """Creates and updates key dependencies by resource name, deletes by row
+    id (their symbols name rows): each wave requires what its members wait
+    for, provides their symbols, and keeps each member's own list by row id
+    for the member's ordinary task."""
+    from nestedflow.flows.tasks.base import CLEANED, SYMBOL
+
+    rows = [types.SimpleNamespace(id=7, name="b"), types.SimpleNamespace(id=3, name="a")]
+    for cls in (waves.CreateWave, waves.ConvergeWave):
+        wave = cls(None, rows, {"b": ["x", "y"], "a": ["y"], "other": ["z"]})
+        assert wave.provides_symbol == (SYMBOL.format("b"), SYMBOL.format("a"))
+        assert set(wave.requires) == {"traversal", SYMBOL.format("x"), SYMBOL.format("y")}
+        assert wave.dependencies == {7: ["x", "y"], 3: ["y"]}
+        assert wave.name == f"{cls.VERB} wave of 2 #3"
+    wave = waves.DeleteWave(None, rows, {7: [11, 12], 3: [], "b": [99]})
+    assert wave.provides_symbol == (CLEANED.format(7), CLEANED.format(3))
+    assert set(wave.requires) == {"traversal", CLEANED.format(11), CLEANED.format(12)}
+    assert wave.dependencies == {7: [11, 12], 3: []}

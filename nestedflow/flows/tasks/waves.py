@@ -28,6 +28,7 @@ traversal created of its rows, in one transaction the same way.
 """
 
 import logging
+import operator
 
 from nestedflow import exceptions, states
 from nestedflow.db import models
@@ -106,16 +107,34 @@ class _Member:
 
 
 class _Wave(ScopedTask):
-    """A task acting on the rows of one wave; each provides its own symbol."""
+    """A task acting on the rows of one wave; each provides its own symbol.
+
+    ``dependencies`` is the map the flow factory built for the per-resource
+    tasks too: a row's :attr:`KEY` to the keys of the rows it waits for.
+    Kept per row id (:attr:`dependencies`): the member tasks are made from
+    it when a row goes the ordinary way.
+    """
 
     VERB = None
+    #: What a row's symbol names it by: its resource name (a create's or an
+    #: update's symbols, which dependents read), or its row id (a delete's:
+    #: old and new versions of one name are deleted apart).
+    KEY = operator.attrgetter("name")
+    #: The format of the symbol each row provides and dependents require.
+    SYMBOL = SYMBOL
 
-    def __init__(self, scope, rows, symbols, requires):
+    def __init__(self, scope, rows, dependencies):
+        key, symbol = self.KEY, self.SYMBOL.format
+        keys = [key(row) for row in rows]
+        self.dependencies = {row.id: dependencies.get(k, [])
+                             for row, k in zip(rows, keys, strict=True)}
+        requires = sorted({symbol(k) for ks in self.dependencies.values() for k in ks})
+        symbols = tuple(symbol(k) for k in keys)
         first = min(row.id for row in rows)
         super().__init__(name=f"{self.VERB} wave of {len(rows)} #{first}",
-                         provides=tuple(symbols), requires=["traversal", *requires])
+                         provides=symbols, requires=["traversal", *requires])
         self.scope = scope
-        self.provides_symbol = tuple(symbols)
+        self.provides_symbol = symbols
         self.row_ids = [row.id for row in rows]
         self.resource_names = [row.name for row in rows]
         # The rows as read when the flow was built: the first run writes
@@ -159,12 +178,6 @@ class CreateWave(_Wave):
     """Create the rows of one wave of a stack create (see the module's doc)."""
 
     VERB = "create"
-
-    def __init__(self, scope, rows, dependencies):
-        self.dependencies = {row.id: dependencies.get(row.id, []) for row in rows}
-        requires = sorted({SYMBOL.format(name) for names in self.dependencies.values()
-                           for name in names})
-        super().__init__(scope, rows, [SYMBOL.format(row.name) for row in rows], requires)
 
     def _task(self, row):
         return CreateResource(self.scope, row, self.dependencies[row.id])
@@ -244,11 +257,8 @@ class DeleteWave(_Wave):
     """Delete the rows of one wave of a stack delete (see the module's doc)."""
 
     VERB = "delete"
-
-    def __init__(self, scope, rows, before):
-        self.before = {row.id: list(before.get(row.id, ())) for row in rows}
-        requires = sorted({CLEANED.format(i) for ids in self.before.values() for i in ids})
-        super().__init__(scope, rows, [CLEANED.format(row.id) for row in rows], requires)
+    KEY = operator.attrgetter("id")
+    SYMBOL = CLEANED
 
     def execute(self, traversal, **inputs):
         scope = self.scope
@@ -266,7 +276,7 @@ class DeleteWave(_Wave):
             slow = [row for row, _ in plans] + slow
 
         def delete(row):
-            DeleteResource(scope, row, self.before[row.id]).execute(traversal)
+            DeleteResource(scope, row, self.dependencies[row.id]).execute(traversal)
 
         self.one_by_one(slow, delete)
         return tuple(True for _ in self.row_ids)
@@ -293,10 +303,7 @@ class ConvergeWave(_Wave):
     VERB = "update"
 
     def __init__(self, scope, rows, dependencies):
-        self.dependencies = {row.id: dependencies.get(row.name, []) for row in rows}
-        requires = sorted({SYMBOL.format(name) for names in self.dependencies.values()
-                           for name in names})
-        super().__init__(scope, rows, [SYMBOL.format(row.name) for row in rows], requires)
+        super().__init__(scope, rows, dependencies)
         #: Row id -> the member's result, as it was produced: what a revert
         #: of a wave that failed part-way must undo of the others.
         self._results = {}
