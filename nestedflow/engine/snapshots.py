@@ -14,6 +14,7 @@ since are deleted.
 """
 
 import logging
+import uuid
 
 from nestedflow import exceptions, states, tenancy
 from nestedflow.resources import base
