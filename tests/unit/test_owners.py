@@ -27,7 +27,7 @@ def read_back(token):
     (OwnerToken.conductor("c1"), rf"c1:{HEX16}"),
     (OwnerToken.holder("mark-unhealthy"), rf"mark-unhealthy/{HEX32}"),
     (OwnerToken.anonymous(), HEX32),
-])
+], ids=["run", "queued", "unposted", "conductor", "holder", "anonymous"])
 def test_every_format_is_spelled_as_stored_databases_hold_it(token, pattern):
     assert isinstance(token, str)
     assert re.fullmatch(pattern, token), token
