@@ -82,7 +82,7 @@ def test_other_tokens_name_no_engine(token):
     (OwnerToken.run("host-1a2b3c4d"), False),
     (OwnerToken.queued("host-1a2b3c4d"), False),
     (OwnerToken.anonymous(), False),
-])
+], ids=["conductor", "lapsed", "holder", "traversal-holder", "run", "queued", "anonymous"])
 def test_which_tokens_a_conductor_asks_zookeeper_about(token, conductor_run):
     assert read_back(token).is_conductor_run is conductor_run
 
