@@ -6,6 +6,7 @@
                       [--jobboard-url zookeeper://HOST:PORT/ROOT]
                       [--transport-url rabbit://USER:PASS@HOST:5672/]
                       [--topic TOPIC] [--host NAME] [--workers N]
+                      [--socket PATH] [--no-socket]
                       [--log-file FILE] [--debug]
 
 Clients: :class:`nestedflow.rpc.EngineClient`; with ``[heat_engine] enabled``
@@ -13,6 +14,12 @@ also heat-api (Heat's engine RPC API, :mod:`nestedflow.heat_rpc`). Flags overrid
 configuration file (``[DEFAULT] transport_url``, ``[rpc] topic``/``host``,
 ``[database] connection``, ``[engine] jobboard_url``/``max_workers``).
 Without a jobboard each service runs the traversals it starts in-process.
+
+It is also the command line's resident engine: it listens on the local
+socket ``[cli] engine_socket`` (:mod:`nestedflow.rpc.resident_client`),
+where ``nestedflow`` commands find it instead of building an engine of
+their own. With no transport it serves that socket alone (a resident
+engine for one host's command line needs no broker).
 SIGTERM or SIGINT: stop taking requests, let those in progress and the
 in-process traversals finish, exit 0.
 """
@@ -47,6 +54,11 @@ def build_parser():
     parser.add_argument("--workers", type=int, metavar="N",
                         help="resource actions of one traversal at once "
                         "([engine] max_workers)")
+    parser.add_argument("--socket", metavar="PATH",
+                        help="local socket the nestedflow command line reaches this "
+                        "engine by ([cli] engine_socket)")
+    parser.add_argument("--no-socket", action="store_true",
+                        help="do not listen on the local socket ([cli] serve_socket)")
     parser.add_argument("--log-file", metavar="FILE", help="log here instead of stderr")
     parser.add_argument("--debug", action="store_true", help="log at DEBUG level")
     return parser
@@ -71,6 +83,8 @@ def apply_arguments(conf, args):
         ("engine", "max_workers"): args.workers,
         ("rpc", "topic"): args.topic,
         ("rpc", "host"): args.host,
+        ("cli", "engine_socket"): args.socket or env("NESTEDFLOW_ENGINE_SOCKET"),
+        ("cli", "serve_socket"): False if args.no_socket else None,
         (None, "log_file"): args.log_file,
         (None, "debug"): True if args.debug else None,
     }
@@ -86,7 +100,7 @@ def serve(conf):
 
     recovery.PROGRAM = "nestedflow-engine"  # what service lists name this process
 
-    if not conf.transport_url:
+    if not conf.transport_url and not conf.cli.serve_socket:
         raise daemon.UsageError("no transport: pass --transport-url "
                                 "rabbit://USER:PASS@HOST:5672/ or set [DEFAULT] transport_url")
     engine = Engine(db_url=conf.database.connection, jobboard_url=conf.engine.jobboard_url,
@@ -96,8 +110,16 @@ def serve(conf):
     # service lists show it (as heat-engine registers its service when it
     # starts), and it resumes what dead engines left at once.
     engine.runtime  # noqa: B018 -- building is the point
-    services = [EngineService(engine, conf)]
-    if conf.heat_engine.enabled:
+    services = []
+    if conf.transport_url:
+        services.append(EngineService(engine, conf))
+    if conf.cli.serve_socket:
+        from nestedflow.rpc.resident_client import default_socket_path
+        from nestedflow.rpc.resident_service import ResidentService
+
+        services.append(ResidentService(engine, conf.cli.engine_socket
+                                        or default_socket_path()))
+    if conf.heat_engine.enabled and conf.transport_url:
         # heat-api's calls, on their own exchange and topic, over the same Engine.
         from nestedflow.heat_rpc.service import HeatEngineService
 
@@ -119,7 +141,7 @@ def serve(conf):
     for service in services:
         service.wait()
     engine.close()
-    LOG.info("engine service %s stopped", services[0].host)
+    LOG.info("engine service %s stopped", conf.rpc.host)
     return 0
 
 
