@@ -73,7 +73,8 @@ def views_in(entity):
 
 def _tagged(value):
     if _is_view(value):
-        return views_out(value)
+        # Its fields tagged too: a Stack's tags are a tuple.
+        return {VIEW_KEY: type(value).__name__, "fields": _tagged(value.to_dict())}
     if isinstance(value, datetime.datetime):
         return {_TIME_KEY: value.isoformat()}
     if isinstance(value, tuple):
