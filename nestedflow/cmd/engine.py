@@ -96,30 +96,34 @@ def apply_arguments(conf, args):
 def serve(conf):
     from nestedflow.engine import recovery
     from nestedflow.engine.service import Engine
+    from nestedflow.messaging import transport
     from nestedflow.rpc.service import EngineService
 
     recovery.PROGRAM = "nestedflow-engine"  # what service lists name this process
 
-    if not conf.transport_url and not conf.cli.serve_socket:
+    # Only a transport someone configured: oslo.messaging's own default
+    # (rabbit:// on localhost) is not a choice to serve RPC on.
+    rpc_url = None if transport.url(conf) == transport.IN_PROCESS else transport.url(conf)
+    if rpc_url is None and (not conf.cli.serve_socket or conf.heat_engine.enabled):
         raise daemon.UsageError("no transport: pass --transport-url "
                                 "rabbit://USER:PASS@HOST:5672/ or set [DEFAULT] transport_url")
     engine = Engine(db_url=conf.database.connection, jobboard_url=conf.engine.jobboard_url,
-                    transport_url=conf.transport_url,
+                    transport_url=rpc_url,
                     engine_id=f"engine-{conf.rpc.host}-{os.getpid()}")
     # Built now, not at the first call: it beats from the start, so
     # service lists show it (as heat-engine registers its service when it
     # starts), and it resumes what dead engines left at once.
     engine.runtime  # noqa: B018 -- building is the point
     services = []
-    if conf.transport_url:
-        services.append(EngineService(engine, conf))
+    if rpc_url is not None:
+        services.append(EngineService(engine, conf, transport_url=rpc_url))
     if conf.cli.serve_socket:
         from nestedflow.rpc.resident_client import default_socket_path
         from nestedflow.rpc.resident_service import ResidentService
 
         services.append(ResidentService(engine, conf.cli.engine_socket
                                         or default_socket_path()))
-    if conf.heat_engine.enabled and conf.transport_url:
+    if conf.heat_engine.enabled:
         # heat-api's calls, on their own exchange and topic, over the same Engine.
         from nestedflow.heat_rpc.service import HeatEngineService
 
