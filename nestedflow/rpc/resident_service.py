@@ -38,6 +38,11 @@ class _Server(socketserver.ThreadingUnixStreamServer):
     # engine from stopping.
     daemon_threads = True
 
+    def handle_error(self, request, client_address):
+        # Only the connection failed here (a command gone mid-answer, a line
+        # that is not JSON): answer() reports the engine's own errors.
+        LOG.debug("resident engine connection closed", exc_info=True)
+
 
 class ResidentService:
     """The ``engine`` at ``path``; start(), stop(), wait() as EngineService."""

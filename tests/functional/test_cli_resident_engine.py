@@ -113,6 +113,14 @@ def test_create_show_list_delete_through_the_resident_engine(resident):
         assert "resident engine" not in embedded.stderr
         assert json.loads(through.stdout) == json.loads(embedded.stdout), args
 
+    # The engine deploys it: without --wait the command does not stay.
+    quick = _cli(db, sock, "stack", "create", "quick", "-t", template, "-f", "value",
+                 "-c", "stack_status")
+    assert quick.stdout in ("CREATE_IN_PROGRESS\n", "CREATE_COMPLETE\n")
+    assert "running in-process" not in quick.stderr
+    with ResidentClient.connect(sock, db) as client:
+        assert client.wait("quick").status == "COMPLETE"
+
     deleted = _cli(db, sock, "stack", "delete", "web", "--yes", "--wait")
     assert "resident engine at" in deleted.stderr
     assert "web" not in _cli(db, sock, "stack", "list").stdout
