@@ -127,7 +127,7 @@ def serve(conf):
         # heat-api's calls, on their own exchange and topic, over the same Engine.
         from nestedflow.heat_rpc.service import HeatEngineService
 
-        services.append(HeatEngineService(engine, conf))
+        services.append(HeatEngineService(engine, conf, transport_url=rpc_url))
     stopped = threading.Event()
 
     def on_signal(signum, frame):
@@ -136,8 +136,12 @@ def serve(conf):
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    for service in services:
-        service.start()
+    started = [service.start() is not False for service in services]
+    if not any(started):
+        # Socket-only, and the socket is another engine's or unusable.
+        engine.close()
+        LOG.error("nothing to serve: the local socket is not ours and no transport is set")
+        return 1
     while not stopped.wait(1.0):
         pass
     for service in services:

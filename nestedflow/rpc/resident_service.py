@@ -60,13 +60,17 @@ class ResidentService:
             LOG.warning("resident engine socket %s is served by another engine; "
                         "not listening on it", self.path)
             return False
-        os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)  # left by an engine that died
         # Owner only from the first instant: the engine runs what it is sent.
         umask = os.umask(0o177)
         try:
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)  # left by an engine that died
             self._server = _Server(self.path, _Handler)
+        except OSError as error:
+            # The RPC API (if any) still serves; the command line falls back.
+            LOG.error("resident engine cannot listen on %s: %s", self.path, error)
+            return False
         finally:
             os.umask(umask)
         self._server.service = self

@@ -191,3 +191,14 @@ def test_context_reaches_the_resident_engine(resident):
         with pytest.raises(exceptions.StackNotFound):
             client.get_stack(started.id, context=theirs)
         assert not hasattr(client, "close_engine")  # only the engine API's methods
+
+
+def test_a_second_engine_leaves_the_socket_to_the_first(resident):
+    second = subprocess.run(
+        [sys.executable, "-m", "nestedflow.cmd.engine", "--db-url", resident.db_url,
+         "--socket", resident.socket, "--transport-url", "fake://"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 1, second.stderr
+    assert "is served by another engine" in second.stdout + second.stderr
+    with ResidentClient.connect(resident.socket, resident.db_url) as client:
+        assert client.list_stacks() == []
