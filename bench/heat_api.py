@@ -100,7 +100,7 @@ class _Peers:
         self.engine = subprocess.Popen(
             [sys.executable, "-m", "nestedflow.cmd.engine", "--config-file", conf,
              "--db-url", db_url, "--transport-url", url, "--topic", self.name,
-             "--host", "bench", "--log-file", log], cwd=REPO_ROOT)
+             "--host", "bench", "--log-file", log, "--no-socket"], cwd=REPO_ROOT)
         _wait_for(lambda: os.path.exists(log) and "Heat engine RPC API" in open(log).read(),
                   f"nestedflow-engine (see {log})")
         with socket.socket() as sock:

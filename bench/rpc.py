@@ -35,7 +35,7 @@ def _start_service(db_url, transport_url, topic, log):
     process = subprocess.Popen(
         [sys.executable, "-m", "nestedflow.cmd.engine", "--db-url", db_url,
          "--transport-url", transport_url, "--topic", topic, "--host", "bench",
-         "--log-file", log], cwd=REPO_ROOT)
+         "--log-file", log, "--no-socket"], cwd=REPO_ROOT)
     deadline = time.monotonic() + 60
     while True:
         try:

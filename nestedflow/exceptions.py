@@ -33,6 +33,7 @@ The hierarchy::
      +-- NestedStackFailed              a nested stack failed (its path and reason)
      +-- ConductorNameTaken             a live conductor already uses the name
      +-- RemoteFailure                  an error crossing RPC (rebuilt on the client)
+     +-- ResidentEngineUnavailable      no usable resident engine on the CLI's socket
      +-- ResourceInError                a Heat-style plugin's object went to an error state
      +-- EntityNotFound                 a Heat-style plugin's object is gone
      +-- NotFound                       Heat's: something a Heat-style plugin reads is gone
@@ -331,6 +332,16 @@ def from_remote(failure):
     Exception.__init__(error, failure.message)
     error.__dict__.update(failure.attributes)
     return error
+
+
+class ResidentEngineUnavailable(NestedflowError):
+    """The command line found no resident engine it may use at ``path``:
+    none answers, it serves another database, or it went away mid-call."""
+
+    def __init__(self, path, reason):
+        self.path = path
+        self.reason = reason
+        super().__init__(f"no resident engine at {path}: {reason}")
 
 
 class AdoptFailed(NestedflowError):

@@ -13,6 +13,11 @@ PG_URL = os.environ.get(
 )
 MYSQL_URL = os.environ.get("NESTEDFLOW_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
 
+# A command line under test (in-process or a subprocess, which inherits this)
+# builds its own engine: a developer's resident nestedflow-engine on the
+# default socket must not answer it. The resident engine's tests say so.
+os.environ["NESTEDFLOW_ENGINE"] = "embedded"
+
 _PRIVATE = {}
 #: This test session's own databases, so that two sessions on one machine
 #: (a developer's and CI's, or two developers') never drop each other's tables.

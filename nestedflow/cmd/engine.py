@@ -6,6 +6,7 @@
                       [--jobboard-url zookeeper://HOST:PORT/ROOT]
                       [--transport-url rabbit://USER:PASS@HOST:5672/]
                       [--topic TOPIC] [--host NAME] [--workers N]
+                      [--socket PATH] [--no-socket]
                       [--log-file FILE] [--debug]
 
 Clients: :class:`nestedflow.rpc.EngineClient`; with ``[heat_engine] enabled``
@@ -13,6 +14,12 @@ also heat-api (Heat's engine RPC API, :mod:`nestedflow.heat_rpc`). Flags overrid
 configuration file (``[DEFAULT] transport_url``, ``[rpc] topic``/``host``,
 ``[database] connection``, ``[engine] jobboard_url``/``max_workers``).
 Without a jobboard each service runs the traversals it starts in-process.
+
+It is also the command line's resident engine: it listens on the local
+socket ``[cli] engine_socket`` (:mod:`nestedflow.rpc.resident_client`),
+where ``nestedflow`` commands find it instead of building an engine of
+their own. With no transport it serves that socket alone (a resident
+engine for one host's command line needs no broker).
 SIGTERM or SIGINT: stop taking requests, let those in progress and the
 in-process traversals finish, exit 0.
 """
@@ -47,6 +54,11 @@ def build_parser():
     parser.add_argument("--workers", type=int, metavar="N",
                         help="resource actions of one traversal at once "
                         "([engine] max_workers)")
+    parser.add_argument("--socket", metavar="PATH",
+                        help="local socket the nestedflow command line reaches this "
+                        "engine by ([cli] engine_socket)")
+    parser.add_argument("--no-socket", action="store_true",
+                        help="do not listen on the local socket ([cli] serve_socket)")
     parser.add_argument("--log-file", metavar="FILE", help="log here instead of stderr")
     parser.add_argument("--debug", action="store_true", help="log at DEBUG level")
     return parser
@@ -71,6 +83,8 @@ def apply_arguments(conf, args):
         ("engine", "max_workers"): args.workers,
         ("rpc", "topic"): args.topic,
         ("rpc", "host"): args.host,
+        ("cli", "engine_socket"): args.socket or env("NESTEDFLOW_ENGINE_SOCKET"),
+        ("cli", "serve_socket"): False if args.no_socket else None,
         (None, "log_file"): args.log_file,
         (None, "debug"): True if args.debug else None,
     }
@@ -81,24 +95,36 @@ def apply_arguments(conf, args):
 
 def serve(conf):
     from nestedflow.engine.service import Engine
+    from nestedflow.messaging import transport
     from nestedflow.rpc.service import EngineService
 
-    if not conf.transport_url:
+    # Only a transport someone configured: oslo.messaging's own default
+    # (rabbit:// on localhost) is not a choice to serve RPC on.
+    rpc_url = None if transport.url(conf) == transport.IN_PROCESS else transport.url(conf)
+    if rpc_url is None and (not conf.cli.serve_socket or conf.heat_engine.enabled):
         raise daemon.UsageError("no transport: pass --transport-url "
                                 "rabbit://USER:PASS@HOST:5672/ or set [DEFAULT] transport_url")
     engine = Engine(db_url=conf.database.connection, jobboard_url=conf.engine.jobboard_url,
-                    transport_url=conf.transport_url,
+                    transport_url=rpc_url,
                     engine_id=f"engine-{conf.rpc.host}-{os.getpid()}")
     # Built now, not at the first call: it beats from the start, so
     # service lists show it (as heat-engine registers its service when it
     # starts), and it resumes what dead engines left at once.
     engine.runtime  # noqa: B018 -- building is the point
-    services = [EngineService(engine, conf)]
+    services = []
+    if rpc_url is not None:
+        services.append(EngineService(engine, conf, transport_url=rpc_url))
+    if conf.cli.serve_socket:
+        from nestedflow.rpc.resident_client import default_socket_path
+        from nestedflow.rpc.resident_service import ResidentService
+
+        services.append(ResidentService(engine, conf.cli.engine_socket
+                                        or default_socket_path()))
     if conf.heat_engine.enabled:
         # heat-api's calls, on their own exchange and topic, over the same Engine.
         from nestedflow.heat_rpc.service import HeatEngineService
 
-        services.append(HeatEngineService(engine, conf))
+        services.append(HeatEngineService(engine, conf, transport_url=rpc_url))
     stopped = threading.Event()
 
     def on_signal(signum, frame):
@@ -107,8 +133,12 @@ def serve(conf):
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    for service in services:
-        service.start()
+    started = [service.start() is not False for service in services]
+    if not any(started):
+        # Socket-only, and the socket is another engine's or unusable.
+        engine.close()
+        LOG.error("nothing to serve: the local socket is not ours and no transport is set")
+        return 1
     while not stopped.wait(1.0):
         pass
     for service in services:
@@ -116,7 +146,7 @@ def serve(conf):
     for service in services:
         service.wait()
     engine.close()
-    LOG.info("engine service %s stopped", services[0].host)
+    LOG.info("engine service %s stopped", conf.rpc.host)
     return 0
 
 

@@ -3,6 +3,7 @@
 ::
 
     nestedflow [--db-url URL] [--jobboard-url URL] [--transport-url URL]
+               [--engine auto|embedded|remote]
                [--config-file FILE ...] [--debug] [-v|-q] [--log-file FILE]
                COMMAND [ARGS]
 
@@ -17,6 +18,13 @@ the database drivers are imported when a command first touches
 ``app.engine``. ``stack list`` reads through ``app.reader``, which on a
 current SQLite database is SQLAlchemy Core alone -- no ORM, oslo.db or
 oslo.config (with the URL given by --db-url or $NESTEDFLOW_DB_URL).
+
+When a ``nestedflow-engine`` listens on the local socket (``[cli]
+engine_socket``) and serves the same database, ``app.engine`` is a
+:class:`nestedflow.rpc.resident_client.ResidentClient` instead: no engine
+is built here and neither SQLAlchemy nor TaskFlow is imported (``--engine``
+/ ``$NESTEDFLOW_ENGINE`` / ``[cli] engine`` choose; ``auto`` falls back to
+the embedded engine when none answers).
 """
 
 import logging
@@ -37,7 +45,7 @@ NAMESPACE = "nestedflow.cli"
 #: Global options that take a value, so ``-f json stack show x`` can be told
 #: apart from a command name.
 _VALUE_OPTIONS = frozenset({"--db-url", "--jobboard-url", "--transport-url", "--config-file",
-                            "--log-file", "--log-config-append", "--log-dir"})
+                            "--log-file", "--log-config-append", "--log-dir", "--engine"})
 _FORMAT_OPTIONS = ("-f", "--format")
 
 
@@ -46,6 +54,14 @@ def make_engine(db_url=None, jobboard_url=None, transport_url=None):
     from nestedflow.engine.service import Engine
 
     return Engine(db_url=db_url, jobboard_url=jobboard_url, transport_url=transport_url)
+
+
+def make_resident(socket_path, db_url):
+    """A client of the resident engine at ``socket_path`` serving ``db_url``;
+    raises ResidentEngineUnavailable when there is none to use."""
+    from nestedflow.rpc.resident_client import ResidentClient
+
+    return ResidentClient.connect(socket_path, db_url)
 
 
 def make_reader(db_url):
@@ -164,6 +180,11 @@ class NestedflowApp(cliff_app.App):
         self._reader = False
         #: The stack a command is waiting on or following (named on Ctrl-C).
         self.followed_stack = None
+        #: The command needs an Engine in this process (Command.embedded_only).
+        self._embedded_only = False
+        #: Whether the resident engine was looked for already, and its client.
+        self._resident_tried = False
+        self._resident_client = None
 
     def build_option_parser(self, description, version, argparse_kwargs=None):
         # No abbreviations: heatclient's ``software deployment create
@@ -185,6 +206,12 @@ class NestedflowApp(cliff_app.App):
             "--transport-url", metavar="URL",
             help="oslo.messaging transport (default: $NESTEDFLOW_TRANSPORT_URL, "
             "else [DEFAULT] transport_url)")
+        parser.add_argument(
+            "--engine", choices=("auto", "embedded", "remote"),
+            help="auto: the resident engine (nestedflow-engine) when one answers on "
+            "its local socket and serves the same database, else one in this "
+            "process; embedded: always in this process; remote: always the "
+            "resident one (default: $NESTEDFLOW_ENGINE, else [cli] engine, else auto)")
         parser.add_argument(
             "--config-file", metavar="FILE", action="append", dest="config_files",
             help=f"oslo.config file, may be repeated (default: {DEFAULT_CONFIG_FILE} "
@@ -231,6 +258,9 @@ class NestedflowApp(cliff_app.App):
                 self.stderr.write(f"  {name}\n")
         return 2
 
+    def prepare_to_run_command(self, cmd):
+        self._embedded_only = getattr(cmd, "embedded_only", False)
+
     def initialize_app(self, argv):
         if not argv and not self.options.deferred_help:
             # No command: cliff would start its interactive shell, which an
@@ -251,10 +281,13 @@ class NestedflowApp(cliff_app.App):
             self._conf = conf.load(self.options.config_files)
         return self._conf
 
+    def _has_config_file(self):
+        return bool(self.options.config_files or os.path.isfile(DEFAULT_CONFIG_FILE))
+
     @property
     def db_url(self):
         given = self.options.db_url or os.environ.get("NESTEDFLOW_DB_URL")
-        if given and not (self.options.config_files or os.path.isfile(DEFAULT_CONFIG_FILE)):
+        if given and not self._has_config_file():
             # Nothing to read and the URL given: loading the configuration
             # would change nothing here but import oslo.config (0.03 s of
             # ``stack list``'s CPU). A file named or present is read, so its
@@ -273,9 +306,45 @@ class NestedflowApp(cliff_app.App):
         # None: the engine reads oslo.messaging's [DEFAULT] transport_url itself.
         return _first(self.options.transport_url, os.environ.get("NESTEDFLOW_TRANSPORT_URL"))
 
+    def _cli_option(self, name, environ):
+        """``[cli] name`` as $environ or the configuration file set it; None
+        when neither does -- without importing oslo.config when there is no
+        file to read (the resident path's point is a short start)."""
+        value = os.environ.get(environ)
+        if value or not self._has_config_file():
+            return value or None
+        return getattr(self.conf.cli, name)
+
+    def _resident(self):
+        """The resident engine's client, or None to build an embedded one."""
+        if self._resident_tried or self._embedded_only:
+            return None
+        self._resident_tried = True
+        mode = self.options.engine or self._cli_option("engine", "NESTEDFLOW_ENGINE") or "auto"
+        if mode == "embedded":
+            return None
+        from nestedflow import exceptions
+        from nestedflow.rpc.resident_client import default_socket_path
+
+        path = (self._cli_option("engine_socket", "NESTEDFLOW_ENGINE_SOCKET")
+                or default_socket_path())
+        try:
+            client = make_resident(path, self.db_url)
+        except exceptions.ResidentEngineUnavailable as error:
+            if mode == "remote":
+                raise
+            LOG.info("%s; using an engine in this process", error)
+            return None
+        LOG.info("resident engine at %s (pid %s)", path, client.served.get("pid"))
+        self._resident_client = client
+        return client
+
     @property
     def engine(self):
-        """The Engine, built (and the database opened) on first use."""
+        """The resident engine's client when one serves (see _resident),
+        else the Engine, built (and the database opened) on first use."""
+        if self._engine is None:
+            self._engine = self._resident()
         if self._engine is None:
             self.conf  # noqa: B018 -- the Engine reads its other options from CONF
             self._engine = make_engine(db_url=self.db_url, jobboard_url=self.jobboard_url,
@@ -290,6 +359,8 @@ class NestedflowApp(cliff_app.App):
         built, else make_reader's reader, else the Engine. Listing without
         the Engine skips importing the ORM, oslo.db and their setup: about
         0.15 s of the 0.48 s of CPU ``stack list`` took (doc/source/performance.rst)."""
+        if self._engine is None and self._reader is False:
+            self._engine = self._resident()
         if self._engine is not None:
             return self._engine
         if self._reader is False:
@@ -314,13 +385,15 @@ class NestedflowApp(cliff_app.App):
             engine.close()
 
     def clean_up(self, cmd, result, err):
+        elsewhere = self._engine is not None and self._engine is self._resident_client
         self.close()
         if isinstance(err, KeyboardInterrupt):
             name = self.followed_stack
             if name is None:
                 self.stderr.write("Interrupted; the stack may still be IN_PROGRESS.\n")
-            elif self.jobboard_url:
-                # A conductor runs the action: only the watching stopped.
+            elif elsewhere or self.jobboard_url:
+                # A conductor or the resident engine runs the action: only
+                # the watching stopped.
                 self.stderr.write(f"Interrupted; stack {name} carries on. Follow it again "
                                   f"with: nestedflow stack event list {name} --follow\n")
             else:

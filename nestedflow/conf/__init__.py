@@ -10,6 +10,7 @@ from oslo_config import cfg
 
 from nestedflow.conf import (
     checks,
+    cli,
     conductor,
     constraints,
     dashboard,
@@ -41,6 +42,7 @@ _AREAS = (
     heat_engine,
     recovery,
     dashboard,
+    cli,
 )
 
 for _area in _AREAS:

@@ -68,12 +68,16 @@ once the traversal is stored, with the stack IN_PROGRESS -- as Heat's
 ``create_stack`` returns the stack identity before the stack is built.
 """
 
-import dataclasses
-
 from nestedflow.conf import rpc as rpc_opts
-from nestedflow.engine import checks, views
 from nestedflow.messaging import transport
 from nestedflow.messaging.serializer import ContextSerializer
+from nestedflow.rpc import wire
+from nestedflow.rpc.methods import (  # noqa: F401 (the RPC API's names)
+    LATER_ARGUMENTS,
+    METHODS,
+    VERSION,
+    version_key,
+)
 
 
 def register_opts(conf):
@@ -85,86 +89,12 @@ def register_opts(conf):
     transport.register_global_only_opts(conf)
 
 
-#: The newest version this code speaks.
-VERSION = "1.6"
-
-#: Method name -> version that introduced it.
-METHODS = {
-    "create_stack": "1.0",
-    "update_stack": "1.0",
-    "delete_stack": "1.0",
-    "suspend_stack": "1.0",
-    "resume_stack": "1.0",
-    "check_stack": "1.0",
-    "cancel_update": "1.0",
-    "get_stack": "1.0",
-    "list_stacks": "1.0",
-    "list_resources": "1.0",
-    "list_events": "1.0",
-    "wait": "1.0",
-    "count_stacks": "1.1",
-    "validate_template": "1.2",
-    "list_checks": "1.3",
-    "stop_stack": "1.3",
-    "continue_stack": "1.3",
-    "rerun": "1.3",
-    "preview_stack": "1.4",
-    "preview_update_stack": "1.4",
-    "get_template": "1.4",
-    "get_environment": "1.4",
-    "get_files": "1.4",
-    "abandon_stack": "1.4",
-    "stack_snapshot": "1.4",
-    "list_snapshots": "1.4",
-    "show_snapshot": "1.4",
-    "delete_snapshot": "1.4",
-    "restore_snapshot": "1.4",
-    "mark_resource_unhealthy": "1.4",
-    "create_software_config": "1.5",
-    "show_software_config": "1.5",
-    "list_software_configs": "1.5",
-    "delete_software_config": "1.5",
-    "create_software_deployment": "1.5",
-    "update_software_deployment": "1.5",
-    "show_software_deployment": "1.5",
-    "list_software_deployments": "1.5",
-    "delete_software_deployment": "1.5",
-    "metadata_software_deployments": "1.5",
-    "signal_software_deployment": "1.5",
-    "resource_attributes": "1.5",
-    "signal_resource": "1.5",
-    "list_services": "1.6",
-}
-
-#: Arguments added to a method after the version that introduced it: the
-#: client sends them, at that version, only when given.
-LATER_ARGUMENTS = {
-    "create_stack": (("1.4", ("adopt_stack_data", "tags")),),
-    "update_stack": (("1.4", ("timeout", "tags")), ("1.5", ("clear_parameters",))),
-    "list_stacks": (("1.4", ("tags", "tags_any", "not_tags", "not_tags_any")),
-                    ("1.5", ("show_deleted", "show_hidden"))),
-    "validate_template": (("1.6", ("show_nested", "ignorable_errors")),),
-}
-
-
-def version_key(version):
-    """``"1.10"`` after ``"1.9"``: versions compare as numbers."""
-    return tuple(int(part) for part in version.split("."))
-
 #: Where clients rebuild nestedflow's errors from (oslo.messaging's
 #: ``allowed_remote_exmods``): only RemoteFailure crosses the wire.
 ALLOWED_REMOTE_EXMODS = ["nestedflow.exceptions"]
 
-_VIEW_KEY = "nestedflow.view"
-_VIEWS = {cls.__name__: cls for cls in (views.Stack, views.Resource, views.Event,
-                                        checks.CheckResult)}
-
-
-def register_view(cls):
-    """Let a view class (a :mod:`nestedflow.engine.views` dataclass with
-    ``to_dict``/``from_dict``) cross the wire by its class name."""
-    _VIEWS[cls.__name__] = cls
-    return cls
+#: Views cross the wire by class name (:mod:`nestedflow.rpc.wire`).
+register_view = wire.register_view
 
 
 class EngineSerializer(ContextSerializer):
@@ -175,16 +105,7 @@ class EngineSerializer(ContextSerializer):
     """
 
     def serialize_entity(self, ctxt, entity):
-        if dataclasses.is_dataclass(entity) and type(entity).__name__ in _VIEWS:
-            return {_VIEW_KEY: type(entity).__name__, "fields": entity.to_dict()}
-        if isinstance(entity, (list, tuple)):
-            return [self.serialize_entity(ctxt, item) for item in entity]
-        return entity
+        return wire.views_out(entity)
 
     def deserialize_entity(self, ctxt, entity):
-        if isinstance(entity, dict) and _VIEW_KEY in entity:
-            cls = _VIEWS.get(entity[_VIEW_KEY])
-            return entity["fields"] if cls is None else cls.from_dict(entity["fields"])
-        if isinstance(entity, list):
-            return [self.deserialize_entity(ctxt, item) for item in entity]
-        return entity
+        return wire.views_in(entity)

@@ -41,6 +41,9 @@ class EngineServices:
         cmd = [sys.executable, "-m", "nestedflow.cmd.engine", "--db-url", self.db_url,
                "--transport-url", self.transport_url, "--topic", self.topic, "--host", name,
                "--log-file", str(log), *extra]
+        if "--socket" not in extra:
+            # RPC tests: the user's default resident-engine socket is not theirs.
+            cmd.append("--no-socket")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop("NESTEDFLOW_DB_URL", None)
         with open(self.tmp_path / f"{self.topic}-{name}.out", "ab") as out:

@@ -10,6 +10,10 @@ from cliff import command, lister, show
 
 
 class _Epilog:
+    #: True: the command reads what only an Engine in this process has (its
+    #: database or plugin registry), so it never goes to a resident engine.
+    embedded_only = False
+
     def get_epilog(self):
         """No "provided by plugin" line: every command here is nestedflow's."""
         return ""

@@ -7,6 +7,8 @@ from nestedflow.cmd.commands import bases
 class StackGraph(bases.Command):
     """Show a stack's dependency graph with each resource's state and checks."""
 
+    embedded_only = True  # the database's rows
+
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument("stack", metavar="<stack>", help="name or ID of stack to show")

@@ -18,6 +18,8 @@ def _catalog(app):
 class ResourceTypeList(tables.Lister):
     """List resource types."""
 
+    embedded_only = True  # the plugin registry
+
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument("--filter", dest="filter", metavar="<key=value>", action="append",
@@ -43,6 +45,8 @@ class ResourceTypeList(tables.Lister):
 
 class ResourceTypeShow(bases.ShowOne):
     """Show details and optionally generate a template for a resource type."""
+
+    embedded_only = True  # the plugin registry
 
     @property
     def formatter_default(self):
