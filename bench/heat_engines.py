@@ -375,11 +375,13 @@ def run_phases(spec, url, measured, warm_up, phase, admin=False, validate_apart=
         settled.validate_s = settled.validate_cpu_s = 0.0
         phase(heat_engine)
         result = measured.result
-        result.update(total_s=result["elapsed_s"], validate_s=settled.validate_s,
-                      validate_cpu_s=settled.validate_cpu_s)
         if validate_apart:
+            result.update(total_s=result["elapsed_s"], validate_s=settled.validate_s,
+                          validate_cpu_s=settled.validate_cpu_s)
             result["elapsed_s"] -= settled.validate_s
             result["cpu_s"] -= settled.validate_cpu_s
+        else:  # for the record, under a name the table does not add on
+            result["validate_within_s"] = settled.validate_s
         heat_engine.drain()
     finally:
         heat_engine.stop()

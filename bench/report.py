@@ -108,10 +108,11 @@ def peer_note(row):
     for impl, summary in row["peers"].items():
         if summary is None:
             continue
-        part = (f"{heat_engines.TITLES[impl]} {summary['median_s']:.2f} s "
-                f"(+{summary.get('validate_s', 0.0):.2f} s validate), "
-                f"CPU {summary.get('cpu_s', 0.0):.2f} s "
-                f"(+{summary.get('validate_cpu_s', 0.0):.2f} s)")
+        apart = summary.get("validate_s") is not None  # else within the time
+        part = (f"{heat_engines.TITLES[impl]} {summary['median_s']:.2f} s"
+                + (f" (+{summary['validate_s']:.2f} s validate)" if apart else "")
+                + f", CPU {summary.get('cpu_s', 0.0):.2f} s"
+                + (f" (+{summary.get('validate_cpu_s', 0.0):.2f} s)" if apart else ""))
         ratio = row["vs_peers"].get(impl)
         cpu_ratio = summary.get("cpu_s", 0.0) / row["cpu_s"] if row.get("cpu_s") else None
         if ratio is not None:
