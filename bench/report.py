@@ -87,7 +87,11 @@ def peer_lines(row):
     lines = []
     for impl, summary in (row.get("peers") or {}).items():
         if summary is None:
-            cells = ["error" if row.get("peer_errors", {}).get(impl) else ""] + [""] * 6
+            runs = (row.get("peer_runs") or {}).get(impl) or []
+            # n/a: the peer cannot run the row at all (the note says why).
+            na = runs and all("na" in run for run in runs)
+            cells = ["n/a" if na else "error" if row.get("peer_errors", {}).get(impl)
+                     else ""] + [""] * 6
         else:
             cells = _cells(summary)
             if summary.get("validate_s") is not None:
