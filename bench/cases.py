@@ -7,7 +7,7 @@ in the same invocation, several times, each run in a fresh process.
 
 import dataclasses
 
-from bench import shapes
+from bench import corpus_tree, shapes
 
 #: Per-resource engine overhead allowed on PostgreSQL, and the speed-up over stock.
 PG_OVERHEAD_MS = 5.0
@@ -30,7 +30,7 @@ HEAT_LEGACY_SPEEDUP = 15.0
 @dataclasses.dataclass(frozen=True)
 class Case:
     name: str
-    kind: str  # worker entry point: stack | compile | group | nested | validate
+    kind: str  # worker entry point: stack | compile | group | nested | validate | corpus...
     description: str
     variants: tuple  # full-size params dicts
     quick: tuple  # --quick params dicts
@@ -97,6 +97,13 @@ CASES = (
           {"n": 100, "type": "OS::Heat::None", "pacing": "shipped"}),
          ({"n": 10, "type": "OS::Heat::None", "pacing": "shipped"},),
          stock=False, peers=("heat-legacy", "heat-convergence")),
+    # The largest corpus tree nestedflow runs, and the largest Heat runs
+    # here (bench/corpus_tree.py says which and why): create, and delete.
+    Case("corpus-tree", "corpus",
+         "a real nested template tree from tests/corpus (cloud types mapped to "
+         "OS::Heat::None as the corpus tests map them): create, delete; beside Heat 27's "
+         "engines", corpus_tree.variants(), corpus_tree.variants(),
+         peers=("heat-legacy", "heat-convergence")),
 )
 
 BY_NAME = {case.name: case for case in CASES}
@@ -110,6 +117,8 @@ def label(case, params):
         return f"{params['children']}x{params['per_child']}"
     if case.kind == "validate" and params["shape"] == "real":
         return f"real ({params['n']})"
+    if case.kind == "corpus":
+        return corpus_tree.label(params)
     if case.kind == "heat":
         shipped = " (Heat paced)" if params.get("pacing") == "shipped" else ""
         return f"{params['n']} {params['type'].rsplit('::', 1)[-1]}{shipped}"
@@ -129,6 +138,7 @@ def stock_key(case, params, db, workers):
     """Rows with the same key share one baseline (a delete runs the same graph)."""
     if not case.stock:
         return None
+    # A tree's delete runs the same graph as its create, as flat-delete's does.
     return (case.kind, params.get("shape"), params["n"], db, workers)
 
 

@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 
-from bench import cases, heat_engines, machine, measure, report
+from bench import cases, corpus_tree, heat_engines, machine, measure, report
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_JSON = os.path.join(REPO_ROOT, "bench", "results.json")
@@ -95,6 +95,8 @@ def plan(args):
         for params in (case.quick if args.quick else case.variants):
             if sizes is not None and params["n"] not in sizes:
                 continue
+            if case.kind == "corpus":
+                params = corpus_tree.with_kept(params)
             for db in dbs_for(case, selected):
                 rows.append({"case": case.name, "db": db, "label": cases.label(case, params),
                              "params": dict(params),

@@ -79,8 +79,9 @@ def quiesce(engine):
     join()
 
 
-def create(engine, template, files=None):
-    stack = engine.create_stack(_name("bench"), template, files=files)
+def create(engine, template, files=None, **inputs):
+    """Create and wait; ``inputs``: create_stack's environment, parameters..."""
+    stack = engine.create_stack(_name("bench"), template, files=files, **inputs)
     return settle(engine, stack, "CREATE_COMPLETE")
 
 

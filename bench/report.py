@@ -87,7 +87,11 @@ def peer_lines(row):
     lines = []
     for impl, summary in (row.get("peers") or {}).items():
         if summary is None:
-            cells = ["error" if row.get("peer_errors", {}).get(impl) else ""] + [""] * 6
+            runs = (row.get("peer_runs") or {}).get(impl) or []
+            # n/a: the peer cannot run the row at all (the note says why).
+            na = runs and all("na" in run for run in runs)
+            cells = ["n/a" if na else "error" if row.get("peer_errors", {}).get(impl)
+                     else ""] + [""] * 6
         else:
             cells = _cells(summary)
             if summary.get("validate_s") is not None:
@@ -108,10 +112,11 @@ def peer_note(row):
     for impl, summary in row["peers"].items():
         if summary is None:
             continue
-        part = (f"{heat_engines.TITLES[impl]} {summary['median_s']:.2f} s "
-                f"(+{summary.get('validate_s', 0.0):.2f} s validate), "
-                f"CPU {summary.get('cpu_s', 0.0):.2f} s "
-                f"(+{summary.get('validate_cpu_s', 0.0):.2f} s)")
+        apart = summary.get("validate_s") is not None  # else within the time
+        part = (f"{heat_engines.TITLES[impl]} {summary['median_s']:.2f} s"
+                + (f" (+{summary['validate_s']:.2f} s validate)" if apart else "")
+                + f", CPU {summary.get('cpu_s', 0.0):.2f} s"
+                + (f" (+{summary.get('validate_cpu_s', 0.0):.2f} s)" if apart else ""))
         ratio = row["vs_peers"].get(impl)
         cpu_ratio = summary.get("cpu_s", 0.0) / row["cpu_s"] if row.get("cpu_s") else None
         if ratio is not None:

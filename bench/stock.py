@@ -17,6 +17,8 @@ from taskflow.patterns import graph_flow
 from taskflow.persistence import models as tf_models
 from taskflow.persistence.backends import impl_sqlalchemy
 
+from bench import shapes
+
 
 class NodeTask(task.Task):
     """Requires its parents' symbols, provides its own, sleeps its wait."""
@@ -66,6 +68,16 @@ def run(nodes, backend, workers):
         engine.run()
     finally:
         executor.shutdown(wait=True)
+
+
+def run_measured(nodes, url, workers, measured):
+    """A warm-up flow of 5, then ``measured(run, nodes...)``: a row's baseline."""
+    backend = backend_for(url)
+    try:
+        run(shapes.flat(5), backend, workers)
+        measured(run, nodes, backend, workers)
+    finally:
+        backend.close()
 
 
 def compile_only(nodes, backend, workers):

@@ -9,34 +9,21 @@ an ``if`` and string functions, so validation time per resource covers
 the functions real templates use.
 """
 
-import pathlib
-
 import yaml
 
-CORPUS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "corpus"
+from bench import corpus
+
 REAL = "tripleo-heat-templates/deployment/nova/nova-compute-container-puppet.yaml"
 
 
 def real(known_types):
     """(template text, files, environment, parameters, resource count); cloud
     types not in ``known_types`` are mapped to OS::Heat::None as the corpus
-    test does."""
-    with open(CORPUS / "manifest.yaml") as handle:
-        entry = next(e for e in yaml.safe_load(handle)["templates"] if e["template"] == REAL)
-    text = (CORPUS / REAL).read_text()
-    files = {name: (CORPUS / rel).read_text() for name, rel in entry.get("files", {}).items()}
-    registry = {}
-    for type_name in entry.get("types", ()):
-        if type_name in known_types:
-            continue
-        if type_name.startswith("OS::Heat::"):
-            registry[type_name] = "OS::Heat::None"
-        else:
-            registry[type_name.rsplit("::", 1)[0] + "::*"] = "OS::Heat::None"
-    environment = {"resource_registry": registry,
-                   "parameter_defaults": entry.get("parameter_defaults") or {}}
+    test does (bench.corpus)."""
+    text, files, environment, parameters = corpus.inputs(
+        REAL, corpus.kept_types(REAL, known_types))
     resources = len(yaml.safe_load(text).get("resources") or {})
-    return text, files, environment, entry.get("parameters") or {}, resources
+    return text, files, environment, parameters, resources
 
 
 def generated(n):

@@ -67,12 +67,7 @@ def run_stack(spec, url, measured):
     nodes = shapes.build(params["shape"], params["n"])
     workers = spec["workers"]
     if spec["impl"] == "stock":
-        backend = stock.backend_for(url)
-        try:
-            stock.run(shapes.flat(5), backend, workers)
-            measured(stock.run, nodes, backend, workers)
-        finally:
-            backend.close()
+        stock.run_measured(nodes, url, workers, measured)
         return
     nf.configure(len(nodes))
     engine = nf.make_engine(url, workers)
@@ -200,12 +195,7 @@ def run_update(spec, url, measured):
 
     n = spec["params"]["n"]
     if spec["impl"] == "stock":
-        backend = stock.backend_for(url)
-        try:
-            stock.run(shapes.flat(5), backend, spec["workers"])
-            measured(stock.run, shapes.flat(n), backend, spec["workers"])
-        finally:
-            backend.close()
+        stock.run_measured(shapes.flat(n), url, spec["workers"], measured)
         return
     old, new = shapes.update_templates(n)
     nf.configure(n)
@@ -237,7 +227,14 @@ def run_heat(spec, url, measured):
         engine.close()
 
 
+def run_corpus(spec, url, measured):
+    from bench import corpus_tree
+
+    corpus_tree.run(spec, url, measured)
+
+
 KINDS = {
+    "corpus": run_corpus,
     "heat": run_heat,
     "preview": run_preview,
     "update": run_update,
