@@ -152,19 +152,36 @@ def test_a_run_event_holds_its_fence_until_its_insert_commits(make_engine, pg_ur
     other = make_engine(pg_url)
 
     def claim_between(conn, cursor, statement, parameters, context, executemany):
-        if statement.lstrip().upper().startswith("INSERT INTO EVENTS") and not claimed.is_set():
+        # This call's insert only: the create's run may still be writing
+        # its own tail (a stack event) after wait() saw the stack settle.
+        if (statement.lstrip().upper().startswith("INSERT INTO EVENTS")
+                and "nested stack settled" in str(parameters) and not claimed.is_set()):
             thread = threading.Thread(target=lambda: (other.db.claim_traversal(
                 stack.id, traversal, "runner:bbbb"), claimed.set()), daemon=True)
             thread.start()
+            event_connection.append(conn)
             thread.join(1.0)  # time enough to commit, unless the lock holds it
 
+    # Whether the claim got through, read as the event's transaction
+    # commits: read after the call returns, the claim the commit let go
+    # may have finished meanwhile.
+    at_commit = []
+
+    def on_commit(conn):
+        if conn in event_connection:
+            at_commit.append(claimed.is_set())
+
+    event_connection = []
     sa.event.listen(engine.db.sql_engine, "before_cursor_execute", claim_between)
+    sa.event.listen(engine.db.sql_engine, "commit", on_commit)
     try:
         engine.db.add_run_event(stack.id, traversal, "runner:aaaa", None, "CREATE",
                                 "IN_PROGRESS", "nested stack settled")
     finally:
         sa.event.remove(engine.db.sql_engine, "before_cursor_execute", claim_between)
-    claimed_first = claimed.is_set()
+        sa.event.remove(engine.db.sql_engine, "commit", on_commit)
+    assert at_commit, "the claim was not tried between the read and the insert"
+    claimed_first = at_commit[0]
     assert claimed.wait(10)  # the claim went through once the event's transaction ended
     assert not claimed_first
     assert engine.db.ownership(stack.id)[1] == "runner:bbbb"
