@@ -203,26 +203,35 @@ class ResourceStore:
         return row
 
     def write_free_resource(self, row, holder, stack_id, traversal_id, owner=None,
-                            cancelled_ok=False, start=None, event=None):
+                            cancelled_ok=False, start=None, event=None, keep_lock=False):
         """:meth:`try_lock_resource` for a caller that read ``row`` earlier
-        and whose ``start`` writes end by releasing the lock.
+        and whose ``start`` writes end by releasing the lock -- or, with
+        ``keep_lock``, leave it taken by ``holder``.
 
         If the row is still free and unchanged since (same atomic key) and
         ``traversal_id`` still the stack's current traversal as
         :meth:`try_lock_resource` requires, the writes land in one
-        statement that takes the lock and gives it back. Returns the row as
-        written, or None when nothing was (the caller then locks the row).
+        statement that takes the lock (and gives it back, unless
+        ``keep_lock``). Returns the row as written, or None when nothing
+        was (the caller then locks the row).
         """
         if row.engine_id is not None:
             return None
         view = models.ResourceRow.copy(row)
         merged, writes = _run_steps(view, start)
-        if not merged or merged.get("engine_id", holder) is not None:
+        if not merged or merged.get("engine_id", holder) != (holder if keep_lock else None):
             return None
+        if keep_lock:
+            merged["engine_id"] = holder
         ownership = {"w_stack": stack_id, "w_traversal": traversal_id, "w_owner": owner,
                      "free": (bool(owner), cancelled_ok)}
+        # A lock kept is taken in a transaction, as try_lock_resource takes
+        # it: a run paused before the commit leaves the row untouched, and
+        # the server ends its transaction (db.fencing). One that is given
+        # back autocommits on PostgreSQL: nothing is left locked either way.
+        engine = self._engine if keep_lock else self._single
         try:
-            with self._single.begin() as conn:
+            with engine.begin() as conn:
                 self._cas_write(conn, row, holder, merged, event, writes, ownership)
         except exceptions.ResourceLocked:
             return None
