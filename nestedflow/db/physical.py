@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from nestedflow import exceptions
-from nestedflow.db import fencing, models, retrying
+from nestedflow.db import fencing, models, precompiled, retrying
 
 
 class PhysicalStore(retrying.GuardedStore):
@@ -70,7 +70,7 @@ class PhysicalStore(retrying.GuardedStore):
         params = {f"p_{name}": value for name, value in values.items()}
         params.update(w_id=resource_id, w_holder=token, w_traversal=traversal, w_owner=owner)
         with self._db.begin_single() as conn:
-            inserted = conn.execute(_FENCED_INSERT, params).rowcount
+            inserted = precompiled.execute(conn, _FENCED_INSERT, params).rowcount
         if inserted != 1:
             _check_fence_unlocked(self._db, fence, resource_name)
 

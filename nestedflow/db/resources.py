@@ -4,7 +4,7 @@ events that record them)."""
 import sqlalchemy as sa
 
 from nestedflow import exceptions, states
-from nestedflow.db import fencing, models
+from nestedflow.db import fencing, models, precompiled
 from nestedflow.db.events import EVENT_COLUMNS
 
 
@@ -380,25 +380,28 @@ class ResourceStore:
         else:
             params.update(fencing.holder_params(row.stack_id, holder))
         events = self._event_params(row, writes or [values], event, now) if event else ()
+        # Precompiled: every resource action makes two or three of these
+        # writes, and SQLAlchemy's cache look-up alone cost more than the
+        # rest of their client side (db.precompiled).
         if not events:
-            result = conn.execute(self._cas_statement(columns, free), params)
+            result = precompiled.execute(conn, self._cas_statement(columns, free), params)
         else:
             if self.dialect == "postgresql":
                 # One statement: the events are inserted only if the write
                 # happened, so its row count is the write's.
                 for i, fields in enumerate(events):
                     params.update({f"e{i}_{name}": value for name, value in fields.items()})
-                result = conn.execute(
-                    self._cas_with_events_statement(columns, len(events), free), params)
+                result = precompiled.execute(
+                    conn, self._cas_with_events_statement(columns, len(events), free), params)
                 # Several events: the insert's count; one per event written.
                 written = result.rowcount == len(events)
             else:
-                result = conn.execute(self._cas_statement(columns, free), params)
+                result = precompiled.execute(conn, self._cas_statement(columns, free), params)
                 written = result.rowcount == 1
                 if written:
-                    conn.execute(self._event_insert_from_params,
-                                 [{f"e_{name}": value for name, value in fields.items()}
-                                  for fields in events])
+                    precompiled.execute(conn, self._event_insert_from_params,
+                                        [{f"e_{name}": value for name, value in fields.items()}
+                                         for fields in events])
             if not written:
                 raise exceptions.ResourceLocked(row.name, "a newer owner")
             if self._event_listeners:
