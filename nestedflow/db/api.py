@@ -115,6 +115,12 @@ class Database(retrying.Guarded, StackStore, ResourceStore, EventStore, Heartbea
         more than the statements."""
         return self._engine.begin()
 
+    def begin_single(self):
+        """:meth:`begin` for a transaction of one statement, which runs in
+        autocommit on PostgreSQL (drivers.one_statement_engine): one round
+        trip where ``BEGIN``, the statement and ``COMMIT`` were three."""
+        return self._single.begin()
+
     def reader(self):
         return self._facade.reader.using(_Ctx())
 

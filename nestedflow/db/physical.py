@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from nestedflow import exceptions
-from nestedflow.db import fencing, models, retrying
+from nestedflow.db import fencing, models, precompiled, retrying
 from nestedflow.db.owners import OwnerToken
 
 
@@ -47,14 +47,33 @@ class PhysicalStore(retrying.GuardedStore):
                       properties=properties, data=data, state="ACTIVE",
                       created_at=models.utcnow())
         try:
-            with self._db.begin() as conn:
-                _check_fence(conn, fence, resource_name)
-                conn.execute(self._insert, values)
+            if fence is None or OwnerToken(fence[1]).is_any_run:
+                with self._db.begin() as conn:
+                    _check_fence(conn, fence, resource_name)
+                    conn.execute(self._insert, values)
+            else:
+                self._create_fenced(values, fence, resource_name)
             # What callers read of the row (id, data...), without an ORM
             # instance's bookkeeping for an object nobody will flush.
             return types.SimpleNamespace(**values)
         except db_exc.DBDuplicateEntry:
             return self.find_by_key(create_key)
+
+    def _create_fenced(self, values, fence, resource_name):
+        # The insert and its fence in one statement (INSERT ... SELECT ...
+        # WHERE the lock is held, the resource row locked FOR UPDATE to the
+        # commit as _check_fence locks it): on PostgreSQL one autocommitted
+        # round trip where BEGIN, the fence's SELECT, the INSERT and COMMIT
+        # were four -- every TestResource create makes one. Who holds the
+        # lock is read only when the fence fails, for the error.
+        resource_id, token = fence
+        traversal, owner = OwnerToken(token).holder_parts
+        params = {f"p_{name}": value for name, value in values.items()}
+        params.update(w_id=resource_id, w_holder=token, w_traversal=traversal, w_owner=owner)
+        with self._db.begin_single() as conn:
+            inserted = precompiled.execute(conn, _FENCED_INSERT, params).rowcount
+        if inserted != 1:
+            _check_fence_unlocked(self._db, fence, resource_name)
 
     def find_by_key(self, create_key):
         with self._db.reader() as session:
@@ -97,28 +116,61 @@ class PhysicalStore(retrying.GuardedStore):
             return list(session.scalars(query.order_by(models.PhysicalObject.created_at)))
 
 
-def _fence_statement():
+def _fence_statement(lock=True):
     """The resource's lock holder, and whether the run whose token is
     ``w_traversal``/``w_owner`` still owns the stack: one statement that
     locks the resource row (``FOR UPDATE``) and the stack row (``FOR
     SHARE``, :mod:`nestedflow.db.fencing`) until the commit."""
     resources = models.Resource.__table__
-    return (sa.select(resources.c.engine_id, fencing.not_taken_over(resources.c.stack_id))
-            .where(resources.c.id == sa.bindparam("w_id"))
-            .with_for_update(of=resources))
+    stmt = (sa.select(resources.c.engine_id, fencing.not_taken_over(resources.c.stack_id))
+            .where(resources.c.id == sa.bindparam("w_id")))
+    return stmt.with_for_update(of=resources) if lock else stmt
 
 
 _FENCE = _fence_statement()
+_FENCE_READ = _fence_statement(lock=False)
 
 
-def _check_fence(conn, fence, resource_name):
+def _fenced_insert_statement():
+    """PhysicalStore.create's insert, made only while ``w_holder`` holds the
+    resource's lock and its run still owns the stack (as :data:`_FENCE`
+    checks it, with the same locks)."""
+    table = models.PhysicalObject.__table__
+    resources = models.Resource.__table__
+    columns = ("id", "create_key", "stack_id", "resource_id", "resource_name", "type",
+               "properties", "data", "state", "created_at")
+    values = sa.select(*(sa.bindparam(f"p_{name}", type_=table.c[name].type)
+                         for name in columns))
+    return sa.insert(table).from_select(
+        columns,
+        values.select_from(resources)
+        .where(resources.c.id == sa.bindparam("w_id"),
+               resources.c.engine_id == sa.bindparam("w_holder"),
+               fencing.not_taken_over(resources.c.stack_id))
+        .with_for_update(of=resources))
+
+
+_FENCED_INSERT = _fenced_insert_statement()
+
+
+def _check_fence_unlocked(db, fence, resource_name):
+    """Raise ResourceLocked for a fenced insert that inserted nothing (who
+    holds the lock read after the fact, for the message only)."""
+    with db.connect() as conn:
+        _check_fence(conn, fence, resource_name, lock=False)
+    # The fence holds now: it did not when the insert ran.
+    raise exceptions.ResourceLocked(resource_name, "a newer owner")
+
+
+def _check_fence(conn, fence, resource_name, lock=True):
     if fence is None:
         return
     resource_id, token = fence
     token = OwnerToken(token)
     traversal, owner = token.holder_parts
-    found = conn.execute(_FENCE, {"w_id": resource_id, "w_traversal": traversal,
-                                  "w_owner": owner}).first()
+    found = conn.execute(_FENCE if lock else _FENCE_READ,
+                         {"w_id": resource_id, "w_traversal": traversal,
+                          "w_owner": owner}).first()
     holder = (found[0] if found is not None else None) or ""
     if token.is_any_run:
         held = holder.startswith(token)

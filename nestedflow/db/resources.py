@@ -4,7 +4,7 @@ events that record them)."""
 import sqlalchemy as sa
 
 from nestedflow import exceptions, states
-from nestedflow.db import fencing, models
+from nestedflow.db import fencing, models, precompiled
 from nestedflow.db.events import EVENT_COLUMNS
 
 
@@ -197,26 +197,35 @@ class ResourceStore:
         return row
 
     def write_free_resource(self, row, holder, stack_id, traversal_id, owner=None,
-                            cancelled_ok=False, start=None, event=None):
+                            cancelled_ok=False, start=None, event=None, keep_lock=False):
         """:meth:`try_lock_resource` for a caller that read ``row`` earlier
-        and whose ``start`` writes end by releasing the lock.
+        and whose ``start`` writes end by releasing the lock -- or, with
+        ``keep_lock``, leave it taken by ``holder``.
 
         If the row is still free and unchanged since (same atomic key) and
         ``traversal_id`` still the stack's current traversal as
         :meth:`try_lock_resource` requires, the writes land in one
-        statement that takes the lock and gives it back. Returns the row as
-        written, or None when nothing was (the caller then locks the row).
+        statement that takes the lock (and gives it back, unless
+        ``keep_lock``). Returns the row as written, or None when nothing
+        was (the caller then locks the row).
         """
         if row.engine_id is not None:
             return None
         view = models.ResourceRow.copy(row)
         merged, writes = _run_steps(view, start)
-        if not merged or merged.get("engine_id", holder) is not None:
+        if not merged or merged.get("engine_id", holder) != (holder if keep_lock else None):
             return None
+        if keep_lock:
+            merged["engine_id"] = holder
         ownership = {"w_stack": stack_id, "w_traversal": traversal_id, "w_owner": owner,
                      "free": (bool(owner), cancelled_ok)}
+        # A lock kept is taken in a transaction, as try_lock_resource takes
+        # it: a run paused before the commit leaves the row untouched, and
+        # the server ends its transaction (db.fencing). One that is given
+        # back autocommits on PostgreSQL: nothing is left locked either way.
+        engine = self._engine if keep_lock else self._single
         try:
-            with self._single.begin() as conn:
+            with engine.begin() as conn:
                 self._cas_write(conn, row, holder, merged, event, writes, ownership)
         except exceptions.ResourceLocked:
             return None
@@ -365,25 +374,28 @@ class ResourceStore:
         else:
             params.update(fencing.holder_params(row.stack_id, holder))
         events = self._event_params(row, writes or [values], event, now) if event else ()
+        # Precompiled: every resource action makes two or three of these
+        # writes, and SQLAlchemy's cache look-up alone cost more than the
+        # rest of their client side (db.precompiled).
         if not events:
-            result = conn.execute(self._cas_statement(columns, free), params)
+            result = precompiled.execute(conn, self._cas_statement(columns, free), params)
         else:
             if self.dialect == "postgresql":
                 # One statement: the events are inserted only if the write
                 # happened, so its row count is the write's.
                 for i, fields in enumerate(events):
                     params.update({f"e{i}_{name}": value for name, value in fields.items()})
-                result = conn.execute(
-                    self._cas_with_events_statement(columns, len(events), free), params)
+                result = precompiled.execute(
+                    conn, self._cas_with_events_statement(columns, len(events), free), params)
                 # Several events: the insert's count; one per event written.
                 written = result.rowcount == len(events)
             else:
-                result = conn.execute(self._cas_statement(columns, free), params)
+                result = precompiled.execute(conn, self._cas_statement(columns, free), params)
                 written = result.rowcount == 1
                 if written:
-                    conn.execute(self._event_insert_from_params,
-                                 [{f"e_{name}": value for name, value in fields.items()}
-                                  for fields in events])
+                    precompiled.execute(conn, self._event_insert_from_params,
+                                        [{f"e_{name}": value for name, value in fields.items()}
+                                         for fields in events])
             if not written:
                 raise exceptions.ResourceLocked(row.name, "a newer owner")
             if self._event_listeners:

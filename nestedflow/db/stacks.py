@@ -157,10 +157,14 @@ class StackStore:
                     requires[name].append(ids[dep])
                 if dep in needed_by:
                     needed_by[dep].append(new_ids[name])
-        session.execute(
-            self._edges_update,
-            [{"e_id": new_ids[name], "e_requires": sorted(requires[name]),
-              "e_needed_by": sorted(needed_by[name])} for name in new_ids])
+        # A row with no edge keeps what its insert wrote (the columns'
+        # default, []): a flat stack of 1,000 updated 1,000 rows to [] and
+        # [] again, 2,000 JSON values and a tenth of storing it.
+        edges = [{"e_id": new_ids[name], "e_requires": sorted(requires[name]),
+                  "e_needed_by": sorted(needed_by[name])}
+                 for name in new_ids if requires[name] or needed_by[name]]
+        if edges:
+            session.execute(self._edges_update, edges)
 
     def begin_update(self, stack_id, expected_traversal, new_traversal, action,
                      template_values, resource_values, fence=None, **values):

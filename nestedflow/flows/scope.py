@@ -217,16 +217,21 @@ class TraversalScope:
     def _start_write(self, row, values):
         return self.write(row, event=self.runtime.engine_id, **values)
 
-    def write_free(self, snapshot, start):
-        """:meth:`lock` without a lock of its own, for ``start`` writes that
-        end by releasing it, when ``snapshot`` (read when the flow was built)
-        is still the row as it is: one statement
-        (:meth:`Database.write_free_resource`). Returns the row as written,
-        or None when that does not apply (then :meth:`lock` it)."""
+    def write_free(self, snapshot, start, keep_lock=False):
+        """:meth:`lock` in the statement of the ``start`` writes, when
+        ``snapshot`` (read when the flow was built) is still the row as it
+        is: one statement (:meth:`Database.write_free_resource`). The writes
+        end by releasing the lock, or with ``keep_lock`` leave it held.
+        Returns the row as written, or None when that does not apply (then
+        :meth:`lock` it)."""
         self.check_deadline()
-        return self.db.write_free_resource(
+        row = self.db.write_free_resource(
             snapshot, self.holder, self.stack.id, self.traversal_id, owner=self.owner,
-            cancelled_ok=self.reverting, start=start, event=self.runtime.engine_id)
+            cancelled_ok=self.reverting, start=start, event=self.runtime.engine_id,
+            keep_lock=keep_lock)
+        if row is not None and keep_lock:
+            self.mark_held(row.id, True)
+        return row
 
     def _wait_for_lock(self, row_id):
         # Taken, superseded or cancelled: find out which, the slow way.

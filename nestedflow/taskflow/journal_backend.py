@@ -125,11 +125,22 @@ class _Pending:
             updates[uuid] = row
 
     def followed_by(self, later):
-        """These writes, then ``later``'s: a newer write of a row wins."""
+        """These writes, then ``later``'s: a newer write of a column wins
+        (an atom's update holds only the columns that changed)."""
         merged = _Pending()
         for kind in self.KINDS:
-            setattr(merged, kind, {**getattr(self, kind), **getattr(later, kind)})
+            rows = {uuid: dict(row) for uuid, row in getattr(self, kind).items()}
+            for uuid, row in getattr(later, kind).items():
+                rows.setdefault(uuid, {}).update(row)
+            setattr(merged, kind, rows)
         return merged
+
+
+def _journaled(row):
+    """What the journal holds of an atom once ``row`` lands: its values,
+    dicts and lists copied (a later transition must not change them)."""
+    return {key: value.copy() if isinstance(value, (dict, list)) else value
+            for key, value in row.items()}
 
 
 class JournalBackend(tf_base.Backend):
@@ -159,6 +170,13 @@ class JournalBackend(tf_base.Backend):
         # flow detail saved while its atoms' insert is being flushed must
         # not queue them again.
         self._known_atoms = set()
+        # Atom uuid -> the row as this run last queued it: an update writes
+        # only the columns that changed since. An atom's row has ten
+        # columns, five of them JSON each encoded per write; a task's
+        # completion changes three (state, results, meta's progress) --
+        # JSON encoding was a third of a flush's CPU (1,000 TestResources
+        # on PostgreSQL: 14% of the run's CPU in the journal's flushes).
+        self._last_rows = {}
         self._fenced = None
         self._closed = threading.Event()
         self._dirty = threading.Event()
@@ -193,9 +211,18 @@ class JournalBackend(tf_base.Backend):
     def record_atom(self, atom_detail):
         self._check_fenced()
         row = _atom_row(atom_detail, self._redact)
+        uuid = atom_detail.uuid
         with self._lock:
-            self._pending.write(self._pending.new_atoms, self._pending.atoms,
-                                atom_detail.uuid, row)
+            pending = self._pending
+            last, self._last_rows[uuid] = self._last_rows.get(uuid), _journaled(row)
+            if last is None or uuid in pending.new_atoms:
+                pending.write(pending.new_atoms, pending.atoms, uuid, row)
+            else:
+                changed = {key: value for key, value in row.items()
+                           if key not in last or last[key] != value}
+                if not changed:
+                    return atom_detail
+                pending.atoms.setdefault(uuid, {}).update(changed)
         self._dirty.set()
         return atom_detail
 
@@ -305,9 +332,12 @@ class JournalBackend(tf_base.Backend):
                     conn.execute(sa.insert(t.atomdetails), list(pending.new_atoms.values()))
                 for table, rows in ((t.flowdetails, pending.flows),
                                     (t.atomdetails, pending.atoms)):
-                    if rows:
-                        conn.execute(_UPDATES[table.name],
-                                     [dict(row, _uuid=uuid) for uuid, row in rows.items()])
+                    # One executemany per set of columns written.
+                    batches = {}
+                    for uuid, row in rows.items():
+                        batches.setdefault(frozenset(row), []).append(dict(row, _uuid=uuid))
+                    for batch in batches.values():
+                        conn.execute(_UPDATES[table.name], batch)
                 if write is not None:
                     write(conn, *args)
         except exceptions.Fenced:
@@ -338,6 +368,7 @@ class JournalBackend(tf_base.Backend):
 
     def _atom_insert(self, atom, flow_uuid):
         row = _atom_row(atom, self._redact)
+        self._last_rows[atom.uuid] = _journaled(row)
         row["parent_uuid"] = flow_uuid
         row["atom_type"] = tf_models.atom_detail_type(atom)
         return row

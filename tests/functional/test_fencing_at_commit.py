@@ -87,9 +87,14 @@ def test_paused_transaction_neither_stalls_the_stack_nor_commits_late(cluster, p
         victim.signal(signal.SIGSTOP)
         stopped_at = time.monotonic()
     # The insert went through on the server; the paused client never
-    # commits: its transaction sits idle, holding r0's row lock.
+    # commits: its transaction sits idle, holding r0's row lock. (The lock,
+    # the start and its event are one statement, WITH written AS (UPDATE
+    # resources ...) INSERT INTO events ..., which pg_stat_activity cuts
+    # at 1,024 bytes, before its INSERT.)
     wait_for(lambda: [row for row in _sessions(probe, state="idle in transaction")
-                      if "INSERT INTO events" in row.query], 10,
+                      if "INSERT INTO events" in row.query
+                      or " ".join(row.query.split()).startswith(
+                          "WITH written AS (UPDATE resources")], 10,
              what="the paused conductor's transaction to sit idle")
     rows = {r["name"]: r for r in probe.resources(stack.id)}
     assert rows["r0"]["engine_id"] is None  # the lock is not committed

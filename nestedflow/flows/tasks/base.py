@@ -179,19 +179,28 @@ class ResourceTask(ScopedTask):
         self.waits_for_stacks = _waits_for_stacks(scope.runtime.registry, row.type)
         self._snapshot = row
 
-    def lock_for(self, start):
+    def lock_for(self, start, fresh=False):
         """The row locked with ``start`` written (:meth:`TraversalScope.lock`);
-        or, on this task's first run and for a database-only type, written
-        at once from the row read when the flow was built, if unchanged
-        since (:meth:`TraversalScope.write_free`)."""
+        or, on this task's first run, written at once from the row read
+        when the flow was built, if unchanged since
+        (:meth:`TraversalScope.write_free`): for a database-only type, whose
+        ``start`` also releases the lock; for any type if ``fresh`` (the
+        caller's row is seldom written between the flow's build and the
+        task: a create, a delete), the lock kept."""
         scope = self.scope
         # A later run (a retry, a revert) reads the row anew.
         snapshot, self._snapshot = self._snapshot, None
-        if snapshot is not None and snapshot.id == self.row_id and (
-                scope.in_database_only(snapshot)):
-            row = scope.write_free(snapshot, start)
-            if row is not None:
-                return row
+        if snapshot is not None and snapshot.id == self.row_id:
+            database_only = scope.in_database_only(snapshot)
+            if database_only or fresh:
+                # Lock and start in one statement: a type with side effects
+                # still commits its start before it acts, but the lock is
+                # no statement of its own (on PostgreSQL the start and its
+                # event are one, so BEGIN, it and COMMIT: three round trips
+                # where there were four; on SQLite two statements, not three).
+                row = scope.write_free(snapshot, start, keep_lock=not database_only)
+                if row is not None:
+                    return row
         return scope.lock(self.row_id, start=start)
 
     def fail(self, row, action, error):

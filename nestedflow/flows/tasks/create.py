@@ -21,7 +21,7 @@ class CreateResource(ResourceTask):
             if self._done(row):
                 return output_of(scope.release(row))
             raise self.fail(row, self.ACTION, error) from error
-        row = self.lock_for(lambda row: self._start(row, properties))
+        row = self.lock_for(lambda row: self._start(row, properties), fresh=True)
         if row.engine_id != scope.holder:
             return output_of(row)  # created in the lock's transaction
         if self._done(row):

@@ -90,7 +90,7 @@ class DeleteResource(ResourceTask):
             return retire and row.current and row.name in scope.definition.resources
 
         row = self.lock_for(lambda row: None if kept(row) or is_gone(row)
-                            else deleting(scope, row, retire))
+                            else deleting(scope, row, retire), fresh=True)
         if row.engine_id != scope.holder:
             return True  # deleted in the lock's transaction
         if kept(row):
