@@ -58,13 +58,22 @@ def _background(run, *argv):
     return thread
 
 
-def _until(predicate, timeout=120.0):
+def _until(predicate, timeout=120.0, explain=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return
         time.sleep(0.2)
-    raise AssertionError("condition not met in time")
+    raise AssertionError("condition not met in time" + (f"; {explain()}" if explain else ""))
+
+
+def _state(cli):
+    """What the stack shows now: for a failure's message."""
+    return "\n".join(cli(*argv, expect=None) for argv in (
+        ("stack", "show", "s1", "-f", "value", "-c", "stack_status",
+         "-c", "stack_status_reason"),
+        ("stack", "resource", "list", "s1", "-f", "value"),
+        ("stack", "event", "list", "s1", "-f", "value")))
 
 
 def test_signal_hooks_and_wait_condition_from_the_command_line(cli):
@@ -85,7 +94,8 @@ def test_signal_hooks_and_wait_condition_from_the_command_line(cli):
     refused = cli("stack", "resource", "signal", "s1", "wait", expect=1)
     assert "signal is not supported for resource wait" in refused
     # Then "after" reaches its pre-create hook: poll lists it, clear releases it.
-    _until(lambda: "after" in cli("stack", "hook", "poll", "s1", "-f", "value", expect=None))
+    _until(lambda: "after" in cli("stack", "hook", "poll", "s1", "-f", "value", expect=None),
+           explain=lambda: _state(cli))
     cli("stack", "hook", "clear", "s1", "after")
     creating.join(120)
     assert not creating.is_alive()
@@ -96,7 +106,8 @@ def test_signal_hooks_and_wait_condition_from_the_command_line(cli):
 
     updating = _background(cli, "stack", "update", "s1", "-t", "t.yaml", "-P", "value=two",
                            "--pre-update", "after", "--wait")
-    _until(lambda: "after" in cli("stack", "hook", "poll", "s1", "-f", "value", expect=None))
+    _until(lambda: "after" in cli("stack", "hook", "poll", "s1", "-f", "value", expect=None),
+           explain=lambda: _state(cli))
     cli("stack", "hook", "clear", "--pre-update", "s1", "after")
     updating.join(120)
     assert not updating.is_alive()
