@@ -280,6 +280,14 @@ def test_rabbitmq_connections_cut_while_a_parent_waits(pg_url, tmp_path, monkeyp
 # -- PostgreSQL: each statement of a run meets a dropped connection --------
 
 
+def _end_session(admin, pid):
+    """Ends server session ``pid`` and returns once the server has ended
+    it: the timeout makes pg_terminate_backend wait, so nothing the session
+    sends next can slip through before the end."""
+    with admin.connect() as conn:
+        conn.execute(sa.text("SELECT pg_terminate_backend(:pid, 10000)"), {"pid": pid})
+
+
 class _DropEachStatementOnce:
     """Terminates the server session under every distinct statement the
     first time it is about to go out, and waits until the server has
@@ -299,11 +307,7 @@ class _DropEachStatementOnce:
             if key in self._seen:
                 return
             self._seen.add(key)
-        pid = cursor.connection.info.backend_pid
-        with self._admin.connect() as admin:
-            # The timeout makes pg_terminate_backend wait for the session's
-            # end, so the statement cannot slip through before it.
-            admin.execute(sa.text("SELECT pg_terminate_backend(:pid, 10000)"), {"pid": pid})
+        _end_session(self._admin, cursor.connection.info.backend_pid)
         self.dropped.append(key)
 
 
@@ -383,9 +387,7 @@ class _LoseCommitAnswerOnce:
         # and fails as a dropped connection does.
         with dbapi.cursor() as cursor:
             cursor.execute("COMMIT")
-        with self._admin.connect() as admin:
-            admin.execute(sa.text("SELECT pg_terminate_backend(:pid, 10000)"),
-                          {"pid": dbapi.info.backend_pid})
+        _end_session(self._admin, dbapi.info.backend_pid)
 
 
 def _rows(admin, table):
