@@ -4,7 +4,7 @@ the same create on the embedded Engine, and the latency of heat-api's stack
 show and stack list with many stacks stored, in one run.
 
     python -m bench.heat_api [--resources 1000] [--stacks 1000] [--calls 300]
-                             [--list-calls 30] [--runs 3]
+                             [--list-calls 30] [--runs 3] [--poll 0.1]
                              [--db-url URL] [--transport-url rabbit://...]
 
 Installs (or finds) the peer virtualenv (tools/heat-peer.sh), starts a
@@ -17,11 +17,11 @@ the embedded Engine and waits for it, and the same through heat-api twice:
 * **woken**: POST, then ``GET /v1/{project}/stacks/{name}/{id}`` at once
   and again each time the engine announces that the stack changed (the
   notification every nestedflow process listens to, topic
-  ``nestedflow_stack_events``, which a remote ``nestedflow stack create
-  --wait`` waits on), until heat-api shows it settled. The embedded
-  Engine's ``wait`` is woken by the same event in its own process, so the
-  two sides are timed alike; every state read still goes through heat-api.
-  This is the overhead ratio.
+  ``nestedflow_stack_events``: a parent resource waits on it for its nested
+  stack, an engine for stacks its conductors run), until heat-api shows it
+  settled. The embedded Engine's ``wait`` is woken by the same event in its
+  own process, so the two sides are timed alike; every state read still
+  goes through heat-api. This is the overhead ratio.
 * **polled**: POST, then the same GET every ``--poll`` seconds, as a Heat
   client with no notifications does: it adds up to one interval to what it
   measures (half of one on average).
