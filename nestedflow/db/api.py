@@ -13,7 +13,7 @@ import threading
 from oslo_db.sqlalchemy import enginefacade
 
 from nestedflow.conf import CONF
-from nestedflow.db import drivers, fencing, migration, retrying
+from nestedflow.db import drivers, fencing, group_commit, migration, retrying
 from nestedflow.db.drivers import SQLITE_BUSY_TIMEOUT
 from nestedflow.db.events import EventStore
 from nestedflow.db.heartbeats import HeartbeatStore
@@ -47,7 +47,7 @@ class Database(retrying.Guarded, StackStore, ResourceStore, EventStore, Heartbea
     UNGUARDED = frozenset({
         # Transaction scopes: the caller's block runs inside them, and only
         # the caller can run it again.
-        "reader", "writer", "begin", "connect",
+        "reader", "writer", "begin", "connect", "transaction",
         # Set-up and shut-down: migrations report their own failure once;
         # listeners and the TaskFlow backend are registered, not executed.
         "sync", "dispose", "on_stack_change", "on_resource_events",
@@ -85,6 +85,9 @@ class Database(retrying.Guarded, StackStore, ResourceStore, EventStore, Heartbea
         self._last_change_listeners = []
         self._event_listeners = []
         self._engine = engine
+        # SQLite's one writer commits the small writes of many threads
+        # together: see db.group_commit.
+        self._group = group_commit.GroupCommit(engine) if self.dialect == "sqlite" else None
         self._cas_statements = {}
         self._templates = TemplateCache(TEMPLATE_CACHE_SIZE)
         self._build_event_statements()
@@ -120,6 +123,17 @@ class Database(retrying.Guarded, StackStore, ResourceStore, EventStore, Heartbea
         autocommit on PostgreSQL (drivers.one_statement_engine): one round
         trip where ``BEGIN``, the statement and ``COMMIT`` were three."""
         return self._single.begin()
+
+    def transaction(self, work, single=True):
+        """``work(conn)`` in a Core transaction of its own; its result, once
+        committed. ``single``: the work is one statement
+        (:meth:`begin_single`). On SQLite the transaction may be shared
+        with other threads' work, committed once (:mod:`.group_commit`,
+        which says what ``work`` may do)."""
+        if self._group is not None:
+            return self._group.run(work)
+        with (self._single if single else self._engine).begin() as conn:
+            return work(conn)
 
     def reader(self):
         return self._facade.reader.using(_Ctx())

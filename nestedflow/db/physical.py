@@ -70,8 +70,8 @@ class PhysicalStore(retrying.GuardedStore):
         traversal, owner = OwnerToken(token).holder_parts
         params = {f"p_{name}": value for name, value in values.items()}
         params.update(w_id=resource_id, w_holder=token, w_traversal=traversal, w_owner=owner)
-        with self._db.begin_single() as conn:
-            inserted = precompiled.execute(conn, _FENCED_INSERT, params).rowcount
+        inserted = self._db.transaction(
+            lambda conn: precompiled.execute(conn, _FENCED_INSERT, params).rowcount)
         if inserted != 1:
             _check_fence_unlocked(self._db, fence, resource_name)
 

@@ -223,10 +223,10 @@ class ResourceStore:
         # it: a run paused before the commit leaves the row untouched, and
         # the server ends its transaction (db.fencing). One that is given
         # back autocommits on PostgreSQL: nothing is left locked either way.
-        engine = self._engine if keep_lock else self._single
         try:
-            with engine.begin() as conn:
-                self._cas_write(conn, row, holder, merged, event, writes, ownership)
+            self.transaction(lambda conn: self._cas_write(conn, row, holder, merged, event,
+                                                          writes, ownership),
+                             single=not keep_lock)
         except exceptions.ResourceLocked:
             return None
         return _applied(models.ResourceRow.copy(row), merged)
@@ -347,8 +347,7 @@ class ResourceStore:
         """
         if release:
             values["engine_id"] = None
-        with self._single.begin() as conn:
-            self._cas_write(conn, row, holder, values, event)
+        self.transaction(lambda conn: self._cas_write(conn, row, holder, values, event))
         return _applied(row, values)
 
     def _cas_write(self, conn, row, holder, values, event, writes=None, ownership=None):
