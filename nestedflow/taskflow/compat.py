@@ -56,6 +56,7 @@ ENGINE_NAMES = (
     ("taskflow.engines.base", "Engine", "_backend"),
     # Storage: its lock, and the saves a journal need not retry.
     ("taskflow.storage", "Storage", "_lock"),
+    ("taskflow.storage", "Storage", "_atomdetail_by_name"),
     ("taskflow.storage", "Storage", "_save_flow_detail"),
     ("taskflow.storage", "Storage", "_save_atom_detail"),
     # The executor's revert entry point (the deterministic simulator).
@@ -178,7 +179,13 @@ def adopt_storage(storage, storage_class):
 
 
 class Storage(tf_storage.Storage):
-    """TaskFlow's storage with its two saves public."""
+    """TaskFlow's storage with its two saves, its lock and its atom details public."""
+
+    lock = exposed("_lock", "The storage's lock (read_lock() and write_lock()).")
+
+    def atom_detail(self, atom_name):
+        """The atom's detail as the storage holds it (not a copy)."""
+        return self._atomdetail_by_name(atom_name)[0]
 
     def save_flow_detail(self, conn, original, flow_detail):
         return tf_storage.Storage._save_flow_detail(self, conn, original, flow_detail)

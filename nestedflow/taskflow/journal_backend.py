@@ -44,6 +44,7 @@ import threading
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from taskflow import states
+from taskflow import storage as tf_storage
 from taskflow.persistence import base as tf_base
 from taskflow.persistence import models as tf_models
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
@@ -428,6 +429,12 @@ class JournalBackend(tf_base.Backend):
             return getattr(conn, method)(*args, **kwargs)
 
 
+#: States whose save TaskFlow follows with the task's progress 1.0.
+_RUN_ENDS = (states.SUCCESS, states.REVERTED)
+_PROGRESS = tf_storage.META_PROGRESS
+_NONE = object()
+
+
 class JournalStorage(taskflow_compat.Storage):
     """TaskFlow's storage unit, minus its retry of every save and the save
     of a progress that reads the same as before.
@@ -455,6 +462,31 @@ class JournalStorage(taskflow_compat.Storage):
         if details is None and progress == self.get_task_progress(task_name):
             return
         super().set_task_progress(task_name, progress, details=details)
+
+    def save(self, atom_name, result, state=states.SUCCESS):
+        # The engine ends a task's run by saving its result (SUCCESS,
+        # REVERTED), then its progress 1.0 (TaskAction.complete_execution,
+        # complete_reversion): the atom cloned and journaled twice in one
+        # transition. The progress goes with the result's save instead,
+        # so the second save finds it set and is skipped (above).
+        if state not in _RUN_ENDS:
+            return super().save(atom_name, result, state=state)
+        with self.lock.write_lock():
+            detail = self.atom_detail(atom_name)
+            # A save that changes the state writes the detail (TaskDetail.put).
+            if (not isinstance(detail, tf_models.TaskDetail) or detail.state == state
+                    or detail.meta.get(_PROGRESS) == 1.0):
+                return super().save(atom_name, result, state=state)
+            before = detail.meta.get(_PROGRESS, _NONE)
+            detail.meta[_PROGRESS] = 1.0
+            try:
+                return super().save(atom_name, result, state=state)
+            except BaseException:
+                if before is _NONE:
+                    detail.meta.pop(_PROGRESS, None)
+                else:
+                    detail.meta[_PROGRESS] = before
+                raise
 
 
 class _Connection(tf_base.Connection):
