@@ -19,10 +19,12 @@ A work item is ``work(conn)``: statements on ``conn`` and nothing else
 (it may run in another thread), and one that may run again after a
 rollback. It may fail only with an exception in :data:`NOTHING_WRITTEN`
 -- a compare-and-swap that found the row changed, which writes nothing
--- without harming the others; any other error (or a failed commit)
-rolls the whole transaction back and every work item of it runs again
-alone, in a transaction of its own, so that one's failure is never
-another's.
+-- without harming the others; any other error of a work item rolls the
+whole transaction back and every work item of it runs again alone, in a
+transaction of its own, so that one's failure is never another's. A
+transaction that fails by itself (SQLite's lock still busy at the end of
+its timeout, a failed commit) fails every work item in it, as each one's
+own transaction would have.
 """
 
 import threading
@@ -32,6 +34,10 @@ from nestedflow import exceptions
 #: Failures of a work item that leave nothing written: the transaction
 #: goes on with the other work items.
 NOTHING_WRITTEN = (exceptions.ResourceLocked,)
+
+
+class _WorkFailed(Exception):
+    """A work item failed: the others are run again, each alone."""
 
 
 class _Work:
@@ -82,13 +88,16 @@ class GroupCommit:
     def _commit(self, batch):
         try:
             self._together(batch)
-        except BaseException as error:
-            if len(batch) == 1 or not isinstance(error, Exception):
-                for item in batch:
-                    item.error, item.done = error, True
-                return
+        except _WorkFailed:
             for item in batch:
                 self._alone(item)
+            return
+        except BaseException as error:
+            # The transaction itself failed (SQLite's lock busy past its
+            # timeout, the commit): as each one's own would have. Not run
+            # again one by one: each would wait out the same timeout.
+            for item in batch:
+                item.error, item.done = error, True
             return
         for item in batch:
             item.done = True
@@ -100,6 +109,10 @@ class GroupCommit:
                     item.result = item.work(conn)
                 except NOTHING_WRITTEN as error:
                     item.error = error
+                except Exception as error:
+                    if len(batch) == 1:
+                        raise
+                    raise _WorkFailed() from error
 
     def _alone(self, item):
         item.result = item.error = None

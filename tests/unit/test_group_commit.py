@@ -118,3 +118,27 @@ def test_a_lone_caller_gets_its_error(engine):
         group.run(_insert("x"))
     assert group.run(_insert("y")) == "y"
     assert _keys(engine) == {"x", "y"}
+
+
+def test_a_failed_transaction_is_every_callers_error(engine):
+    group = group_commit.GroupCommit(engine)
+    ran = []
+
+    def work(conn):
+        ran.append(1)
+        return _insert("never")(conn)
+
+    def lead(conn):
+        # The next transaction (the followers') cannot begin.
+        sa.event.listen(engine, "begin", _busy)
+        return _insert("lead")(conn)
+
+    outcomes = _held(group, lead, [work, work])
+    sa.event.remove(engine, "begin", _busy)
+    assert all(isinstance(o, sa.exc.OperationalError) for o in outcomes), outcomes
+    assert not ran
+    assert _keys(engine) == {"lead"}
+
+
+def _busy(conn):
+    raise sa.exc.OperationalError("BEGIN IMMEDIATE", {}, Exception("database is locked"))
