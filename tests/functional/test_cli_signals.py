@@ -4,9 +4,11 @@ commands: heatclient/osc/v1/resource.py ResourceSignal, osc/v1/stack.py
 StackHookPoll, StackHookClear, template_utils.hooks_to_env), each command
 its own engine on one SQLite database, as separate shells would be."""
 
+import contextlib
 import io
 import json
-import threading
+import subprocess
+import sys
 import time
 
 import pytest
@@ -52,10 +54,27 @@ def cli(tmp_path, monkeypatch):
     return run
 
 
-def _background(run, *argv):
-    thread = threading.Thread(target=run, args=argv, daemon=True)
-    thread.start()
-    return thread
+class _Background:
+    """A command in a process of its own, as another shell runs it.
+
+    Not a thread: ``shell.main`` is one process's command line (oslo.config's
+    global options), and a second command started beside the polling ones
+    in a thread of the same process could end at once without a word -- the
+    update below then never began (seen once in four runs)."""
+
+    def __init__(self, *argv):
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "nestedflow.cmd.shell", *argv],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.output = ""
+
+    def join(self, timeout):
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.output = self._process.communicate(timeout=timeout)[0]
+        assert self._process.returncode in (None, 0), self.output
+
+    def is_alive(self):
+        return self._process.poll() is None
 
 
 def _until(predicate, timeout=120.0, explain=None):
@@ -78,7 +97,7 @@ def _state(cli):
 
 def test_signal_hooks_and_wait_condition_from_the_command_line(cli):
     cli("db", "sync")  # before two shells open the new database at once
-    creating = _background(cli, "stack", "create", "s1", "-t", "t.yaml", "--pre-create",
+    creating = _Background("stack", "create", "s1", "-t", "t.yaml", "--pre-create",
                            "after", "--wait")
     # The wait condition takes its signal from the command line; the
     # curl_cli prefix's --data-binary works as heat's curl would.
@@ -104,7 +123,7 @@ def test_signal_hooks_and_wait_condition_from_the_command_line(cli):
         "CREATE_COMPLETE" in shown)
     assert cli("stack", "hook", "poll", "s1", expect=1)  # not IN_PROGRESS any more
 
-    updating = _background(cli, "stack", "update", "s1", "-t", "t.yaml", "-P", "value=two",
+    updating = _Background("stack", "update", "s1", "-t", "t.yaml", "-P", "value=two",
                            "--pre-update", "after", "--wait")
     _until(lambda: "after" in cli("stack", "hook", "poll", "s1", "-f", "value", expect=None),
            explain=lambda: _state(cli))
