@@ -13,7 +13,7 @@ import threading
 from oslo_db.sqlalchemy import enginefacade
 
 from nestedflow.conf import CONF
-from nestedflow.db import drivers, fencing, group_commit, migration, retrying
+from nestedflow.db import drivers, fencing, group_commit, kept_connections, migration, retrying
 from nestedflow.db.drivers import SQLITE_BUSY_TIMEOUT
 from nestedflow.db.events import EventStore
 from nestedflow.db.heartbeats import HeartbeatStore
@@ -23,6 +23,12 @@ from nestedflow.db.stacks import StackStore
 from nestedflow.db.templates import TEMPLATE_CACHE_SIZE, TemplateCache
 
 __all__ = ["SQLITE_BUSY_TIMEOUT", "Database"]
+
+
+#: Connections kept out of the pool for resource writes on PostgreSQL
+#: (db.kept_connections), in autocommit and not, each: about as many as
+#: write at once in a busy process, well under [database] max_pool_size.
+KEPT_CONNECTIONS = 4
 
 
 class _Ctx:
@@ -88,6 +94,12 @@ class Database(retrying.Guarded, StackStore, ResourceStore, EventStore, Heartbea
         # SQLite's one writer commits the small writes of many threads
         # together: see db.group_commit.
         self._group = group_commit.GroupCommit(engine) if self.dialect == "sqlite" else None
+        # PostgreSQL's resource writes reuse connections: see
+        # db.kept_connections. By ``single``: in autocommit or not.
+        self._kept = ({single: kept_connections.KeptConnections(
+                           self._single if single else engine, KEPT_CONNECTIONS,
+                           pool.ping_idle_after) for single in (True, False)}
+                      if self._single is not engine else None)
         self._cas_statements = {}
         self._templates = TemplateCache(TEMPLATE_CACHE_SIZE)
         self._build_event_statements()
@@ -129,9 +141,12 @@ class Database(retrying.Guarded, StackStore, ResourceStore, EventStore, Heartbea
         committed. ``single``: the work is one statement
         (:meth:`begin_single`). On SQLite the transaction may be shared
         with other threads' work, committed once (:mod:`.group_commit`,
-        which says what ``work`` may do)."""
+        which says what ``work`` may do); on PostgreSQL it runs on a
+        connection kept from the last (:mod:`.kept_connections`)."""
         if self._group is not None:
             return self._group.run(work)
+        if self._kept is not None:
+            return self._kept[single].run(work)
         with (self._single if single else self._engine).begin() as conn:
             return work(conn)
 
@@ -159,4 +174,6 @@ class Database(retrying.Guarded, StackStore, ResourceStore, EventStore, Heartbea
                 conn.info.pop("in_transaction", None)
 
     def dispose(self):
+        for kept in (self._kept or {}).values():
+            kept.clear()
         self._facade.writer.get_engine().dispose()
