@@ -27,8 +27,9 @@ __all__ = ["SQLITE_BUSY_TIMEOUT", "Database"]
 
 #: Connections kept out of the pool for resource writes on PostgreSQL
 #: (db.kept_connections), in autocommit and not, each: about as many as
-#: write at once in a busy process, well under [database] max_pool_size.
-KEPT_CONNECTIONS = 4
+#: write at once in a busy process. Fewer where [database] max_pool_size
+#: is under 8 of them.
+KEPT_CONNECTIONS = 2
 
 
 class _Ctx:
@@ -95,11 +96,14 @@ class Database(retrying.Guarded, StackStore, ResourceStore, EventStore, Heartbea
         # together: see db.group_commit.
         self._group = group_commit.GroupCommit(engine) if self.dialect == "sqlite" else None
         # PostgreSQL's resource writes reuse connections: see
-        # db.kept_connections. By ``single``: in autocommit or not.
+        # db.kept_connections. By ``single``: in autocommit or not. A
+        # quarter of the pool at most, none from a small one: the kept
+        # ones are not there for other transactions.
+        kept = min(KEPT_CONNECTIONS, (pool.max_pool_size or 0) // 8)
         self._kept = ({single: kept_connections.KeptConnections(
-                           self._single if single else engine, KEPT_CONNECTIONS,
+                           self._single if single else engine, kept,
                            pool.ping_idle_after) for single in (True, False)}
-                      if self._single is not engine else None)
+                      if self._single is not engine and kept else None)
         self._cas_statements = {}
         self._templates = TemplateCache(TEMPLATE_CACHE_SIZE)
         self._build_event_statements()

@@ -366,7 +366,8 @@ class JobboardDispatcher(base.Dispatcher):
             self._closed = True
             board, client = self._board, self._client
             self._board = self._client = None
-        with _CLOSING.closing(board.path if board is not None else "\0"):
+        with (_CLOSING.closing(board.path) if board is not None
+              else contextlib.nullcontext()):
             if board is not None:
                 if client is not None:
                     # A session we end ourselves is not a lost connection:

@@ -164,3 +164,36 @@ def test_a_lock_transaction_is_kept_apart_and_ends_before_its_connection_is_kept
         db.transaction(fails, single=False)
     assert _keys(other) == {"a", "b", "c", "d", "e"}
     assert db.sql_engine.pool.checkedout() == 1  # the failed one's went back
+
+
+@pytest.mark.parametrize("pool_size,kept", [(4, 0), (8, 1), (16, 2)])
+def test_a_quarter_of_the_pool_at_most_is_kept(pg_url, pool_size, kept):
+    """A small pool keeps fewer (none under 8): a kept connection is not
+    there for the process's other transactions."""
+    from nestedflow.conf import CONF
+
+    CONF.set_override("max_pool_size", pool_size, group="database")
+    try:
+        db = api.Database(pg_url)
+    finally:
+        CONF.clear_override("max_pool_size", group="database")
+    try:
+        for single in (True, False):
+            # One more write at once than may be kept: all in flight together.
+            together = threading.Barrier(kept + 1)
+
+            def write(together, single):
+                db.transaction(lambda conn: (together.wait(10),
+                                             conn.exec_driver_sql("SELECT 1").scalar()),
+                               single=single)
+
+            threads = [threading.Thread(target=write, args=(together, single))
+                       for _ in range(kept + 1)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+        # Both kinds kept, up to the cap each.
+        assert db.sql_engine.pool.checkedout() == 2 * kept
+    finally:
+        db.dispose()
