@@ -10,7 +10,9 @@ from oslo_db import options as db_options
 
 #: oslo.db's default keeps 5 connections: a conductor's resource actions
 #: (8 workers per job, 2 jobs) then open and close a new server connection
-#: for most transactions -- a forked PostgreSQL backend each time.
+#: for most transactions -- a forked PostgreSQL backend each time. On
+#: PostgreSQL a quarter of the pool at most is kept checked out for
+#: resource writes (nestedflow.db.kept_connections).
 MAX_POOL_SIZE = 16
 
 
