@@ -134,19 +134,15 @@ class Database(retrying.Guarded, StackStore, ResourceStore, EventStore, Heartbea
         more than the statements."""
         return self._engine.begin()
 
-    def begin_single(self):
-        """:meth:`begin` for a transaction of one statement, which runs in
-        autocommit on PostgreSQL (drivers.one_statement_engine): one round
-        trip where ``BEGIN``, the statement and ``COMMIT`` were three."""
-        return self._single.begin()
-
     def transaction(self, work, single=True):
         """``work(conn)`` in a Core transaction of its own; its result, once
-        committed. ``single``: the work is one statement
-        (:meth:`begin_single`). On SQLite the transaction may be shared
-        with other threads' work, committed once (:mod:`.group_commit`,
-        which says what ``work`` may do); on PostgreSQL it runs on a
-        connection kept from the last (:mod:`.kept_connections`)."""
+        committed. ``single``: the work is one statement, which runs in
+        autocommit on PostgreSQL (drivers.one_statement_engine): one round
+        trip where ``BEGIN``, the statement and ``COMMIT`` were three. On
+        SQLite the transaction may be shared with other threads' work,
+        committed once (:mod:`.group_commit`, which says what ``work`` may
+        do); on PostgreSQL it runs on a connection kept from the last
+        (:mod:`.kept_connections`)."""
         if self._group is not None:
             return self._group.run(work)
         if self._kept is not None:

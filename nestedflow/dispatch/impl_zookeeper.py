@@ -77,11 +77,12 @@ class _ClosingBoards(logging.Filter):
 
     @contextlib.contextmanager
     def closing(self, path):
-        self._paths.add(path.rstrip("/") + "/")
+        prefix = path.rstrip("/") + "/"
+        self._paths.add(prefix)
         try:
             yield
         finally:
-            self._paths.discard(path.rstrip("/") + "/")
+            self._paths.discard(prefix)
 
     def filter(self, record):
         args = record.args if isinstance(record.args, tuple) else ()
