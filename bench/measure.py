@@ -17,6 +17,9 @@ DEFAULT_PG_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/nestedflow_bench
 
 
 _TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE)\s+\"?(\w+)", re.IGNORECASE)
+#: nestedflow's prepared statements are named for their verb and table
+#: (nestedflow.db.precompiled): ``EXECUTE nf_with_resources_<digest> (...)``.
+_PREPARED = re.compile(r"EXECUTE\s+nf_([a-z]+)_(\w+)_[0-9a-f]{12}\b")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -26,6 +29,9 @@ def statement_kind(statement):
     Cached: the statements repeat, and the counting must not cost the
     measured engines much.
     """
+    prepared = _PREPARED.match(statement)
+    if prepared:  # counted as the statement it runs
+        return f"{prepared.group(1).upper()} {prepared.group(2)}"
     words = statement.split(None, 1)
     verb = words[0].upper() if words else "?"
     match = _TABLE.search(statement)

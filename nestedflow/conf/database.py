@@ -28,6 +28,15 @@ database_opts = [
         "going away fails its next statement, and SQLAlchemy then replaces every "
         "pooled connection.",
     ),
+    cfg.BoolOpt(
+        "prepared_statements",
+        default=True,
+        help="PostgreSQL: prepare the statements of resource writes once per server "
+        "session (PREPARE, then EXECUTE), so that the server does not parse and plan "
+        "them again for every resource. Turn it off behind a connection pooler that "
+        "hands one client's statements to different server sessions (PgBouncer with "
+        "pool_mode = transaction or statement). Other databases ignore it.",
+    ),
     cfg.FloatOpt(
         "idle_transaction_timeout",
         min=0,

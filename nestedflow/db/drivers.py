@@ -9,7 +9,7 @@ import time
 import sqlalchemy as sa
 
 from nestedflow import exceptions
-from nestedflow.db import sqlalchemy_compat
+from nestedflow.db import precompiled, sqlalchemy_compat
 
 #: Seconds a transaction waits for SQLite's write lock (pysqlite's default).
 SQLITE_BUSY_TIMEOUT = 5.0
@@ -66,6 +66,8 @@ def tune(engine, pool_conf):
         pool_sqlite_connections(engine, pool_conf.max_pool_size)
     else:
         ping_idle_connections(engine, pool_conf.ping_idle_after)
+        if pool_conf.prepared_statements:
+            precompiled.prepare_on(engine)
     batch_psycopg2_executemany(engine)
     return one_statement_engine(engine)
 

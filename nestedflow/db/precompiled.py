@@ -18,9 +18,35 @@ public SQLAlchemy API is used.
 For statements built once and run many times per resource; a statement
 whose SQL depends on its parameters (``expanding`` lists, an ``INSERT``
 whose columns are its parameters' keys) must go through ``execute``.
+
+On PostgreSQL (psycopg2) the server parses, analyses and plans every
+statement it receives, and those three were half of its CPU in the flat
+create of 1,000 TestResources (doc/source/performance.rst, "Prepared
+statements on PostgreSQL"): a resource's writes are long ``WITH ... UPDATE
+... INSERT`` statements sent as text each time. On a connection set up by
+:func:`prepare_on`, a :class:`Precompiled` statement is therefore prepared
+once per server session (``PREPARE``) and run as ``EXECUTE`` with its
+values, which the server parses in a few microseconds and runs with the
+plan it keeps. psycopg2 has no protocol-level prepare, so this is SQL's own
+``PREPARE``: it lives as long as the server session, outlives a rolled back
+transaction, and needs every statement of a session to reach the same
+server session -- which a transaction-mode connection pooler (PgBouncer's
+``pool_mode = transaction``) does not give: ``[database]
+prepared_statements`` turns it off there.
 """
 
+import hashlib
+import re
 import weakref
+
+import sqlalchemy as sa
+
+#: The key of a connection's ``info`` (SQLAlchemy's, per server session)
+#: under which :func:`prepare_on` keeps the names prepared on it.
+PREPARED = "nestedflow.prepared"
+
+_PLACEHOLDER = re.compile(r"%\(([^)]+)\)s")
+_TABLE = re.compile(r"\b(?:INTO|UPDATE|FROM)\s+(\w+)")
 
 # Dialect -> {id(statement): (statement, Precompiled)}; the statement is
 # kept so that its id is never reused for another one.
@@ -45,6 +71,9 @@ class Precompiled:
             if process is not None:
                 processors.append((name, process))
         self._processors = tuple(processors)
+        self._prepared = _server_side(self.sql, binds, dialect) if (
+            dialect.name == "postgresql" and dialect.driver == "psycopg2"
+            and not compiled.positional) else None
 
     def parameters(self, values):
         """``values`` (by parameter name) as the driver takes them."""
@@ -61,7 +90,69 @@ class Precompiled:
         an executemany); returns the cursor result."""
         if isinstance(values, list):
             return conn.exec_driver_sql(self.sql, [self.parameters(v) for v in values])
+        if self._prepared is not None:
+            done = conn.info.get(PREPARED)
+            if done is not None:
+                name, prepare, run = self._prepared
+                if name not in done:
+                    conn.exec_driver_sql(prepare)
+                    # Kept even if the transaction it ran in rolls back:
+                    # PREPARE is not transactional.
+                    done.add(name)
+                return conn.exec_driver_sql(run, self.parameters(values))
         return conn.exec_driver_sql(self.sql, self.parameters(values))
+
+
+def _server_side(sql, binds, dialect):
+    """(name, ``PREPARE`` statement, ``EXECUTE`` statement) of ``sql``
+    (psycopg2's named placeholders) on PostgreSQL."""
+    names = []
+
+    def number(match):
+        name = match.group(1)
+        if name not in names:
+            names.append(name)
+        return f"${names.index(name) + 1}"
+
+    body = _PLACEHOLDER.sub(number, sql).replace("%%", "%")
+    types = ", ".join(_parameter_type(binds[name].type, dialect) for name in names)
+    # Named for what it writes, as it shows in pg_stat_activity and the
+    # server's log; the digest tells statements apart.
+    table = _TABLE.search(sql)
+    name = "nf_{}_{}_{}".format(sql.split(None, 1)[0].lower(),
+                                table.group(1) if table else "x",
+                                hashlib.sha1(sql.encode()).hexdigest()[:12])
+    run = f"EXECUTE {name} ({', '.join(f'%({n})s' for n in names)})" if names \
+        else f"EXECUTE {name}"
+    return name, f"PREPARE {name} ({types}) AS {body}" if names \
+        else f"PREPARE {name} AS {body}", run
+
+
+def _parameter_type(bind_type, dialect):
+    # Strings are declared text, whatever their column's length: a value
+    # coerced to varchar(n) would be cut to n characters where it is only
+    # compared, and a column still refuses one too long for it.
+    if isinstance(bind_type, sa.String) and not isinstance(bind_type, sa.Enum):
+        return "text"
+    if isinstance(bind_type, sa.types.NullType):
+        return "unknown"  # the server infers it from where it is used
+    return bind_type.compile(dialect=dialect)
+
+
+def prepare_on(engine):
+    """Prepare :class:`Precompiled` statements on the server (PostgreSQL
+    with psycopg2, see the module docstring) on every connection
+    ``engine`` opens from now on."""
+    dialect = engine.dialect
+    if dialect.name != "postgresql" or dialect.driver != "psycopg2":
+        return
+
+    @sa.event.listens_for(engine, "connect")
+    def _prepared_here(dbapi_connection, record):
+        # SQLAlchemy clears a connection's info when it replaces the
+        # server session under it (invalidation, recycling): a new session
+        # has nothing prepared.
+        record.info[PREPARED] = set()
 
 
 def execute(conn, statement, values):

@@ -296,8 +296,13 @@ def test_postgresql_runs_one_statement_transactions_without_begin_and_commit(
     assert stack.status == "COMPLETE"
     autocommit = [words for words, auto, _ in seen if auto]
     transactional = [words for words, auto, _ in seen if not auto]
-    # Each resource's write with its events, and the settle: CTEs.
-    assert autocommit.count(["WITH", "written"]) == 3
+    # Each resource's write with its events, and the settle: CTEs. The
+    # resource writes' CTE is prepared once on the session (db.precompiled)
+    # and then executed: in the same autocommit.
+    prepared = [name for verb, name in autocommit if verb == "PREPARE"]
+    assert len(prepared) == 1 and prepared[0].startswith("nf_with_resources_")
+    assert autocommit.count(["EXECUTE", prepared[0]]) == 2
+    assert autocommit.count(["WITH", "written"]) == 1
     assert ["UPDATE", "stacks"] in autocommit  # the claim
     # The journal's fence: the first statement of its write transaction,
     # holding a share lock on the stack row until the commit.

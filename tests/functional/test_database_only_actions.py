@@ -72,7 +72,10 @@ def _commits(db, statements=None):
     listener = lambda conn: seen.append(conn)  # noqa: E731
 
     def on_statement(conn, cursor, statement, *args):
-        if statements is not None and not statement.lstrip().upper().startswith("BEGIN"):
+        # Neither BEGIN nor PostgreSQL's PREPARE (once per server session,
+        # db.precompiled) is a write.
+        if statements is not None and not statement.lstrip().upper().startswith(
+                ("BEGIN", "PREPARE")):
             statements.append(statement)
 
     sa.event.listen(db._engine, "commit", listener)
