@@ -71,6 +71,12 @@ class Precompiled:
             if process is not None:
                 processors.append((name, process))
         self._processors = tuple(processors)
+        # The columns it returns (RETURNING, or a SELECT's), each with its
+        # type's result processor: rows come back as Connection.execute
+        # would give them (JSON decoded, SQLite's timestamps parsed).
+        self._columns = tuple(
+            (column.key, column.type.dialect_impl(dialect).result_processor(dialect, None))
+            for column in getattr(statement, "exported_columns", ()))
         self._prepared = _server_side(self.sql, binds, dialect) if (
             dialect.name == "postgresql" and dialect.driver == "psycopg2"
             and not compiled.positional) else None
@@ -101,6 +107,16 @@ class Precompiled:
                     done.add(name)
                 return conn.exec_driver_sql(run, self.parameters(values))
         return conn.exec_driver_sql(self.sql, self.parameters(values))
+
+    def first(self, conn, values):
+        """The first row it returns run with ``values`` on ``conn``, as a
+        dict by column key (processed as ``Connection.execute`` would), or
+        None."""
+        row = self.execute(conn, values).first()
+        if row is None:
+            return None
+        return {key: value if process is None else process(value)
+                for (key, process), value in zip(self._columns, row, strict=True)}
 
 
 def _server_side(sql, binds, dialect):
@@ -158,12 +174,20 @@ def prepare_on(engine):
 def execute(conn, statement, values):
     """``conn.execute(statement, values)``, with ``statement`` compiled once
     per dialect (:class:`Precompiled`)."""
-    dialect = conn.dialect
+    return _precompiled(conn.dialect, statement).execute(conn, values)
+
+
+def first(conn, statement, values):
+    """:meth:`Precompiled.first` of ``statement``, compiled once per dialect."""
+    return _precompiled(conn.dialect, statement).first(conn, values)
+
+
+def _precompiled(dialect, statement):
     by_statement = _COMPILED.get(dialect)
     if by_statement is None:
         by_statement = _COMPILED.setdefault(dialect, {})
     found = by_statement.get(id(statement))
     if found is None or found[0] is not statement:
         found = by_statement[id(statement)] = (statement, Precompiled(statement, dialect))
-    return found[1].execute(conn, values)
+    return found[1]
 

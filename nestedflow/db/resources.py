@@ -175,21 +175,22 @@ class ResourceStore:
         records its end, in that same transaction.
         """
         stmt = self._try_lock_statement(bool(owner), cancelled_ok)
+        params = {"w_id": resource_id, "w_holder": holder, "w_stack": stack_id,
+                  "w_traversal": traversal_id, "w_owner": owner, "v_now": models.utcnow()}
         with self._engine.begin() as conn:
-            result = conn.execute(stmt, {
-                "w_id": resource_id, "w_holder": holder, "w_stack": stack_id,
-                "w_traversal": traversal_id, "w_owner": owner, "v_now": models.utcnow()})
+            # Precompiled (and prepared on PostgreSQL): the lock of every
+            # resource a traversal does not find free as the flow read it.
             if self._engine.dialect.update_returning:
-                found = result.first()
+                found = precompiled.first(conn, stmt, params)
                 if found is None:
                     return None
             else:
-                if result.rowcount != 1:
+                if precompiled.execute(conn, stmt, params).rowcount != 1:
                     return None
-                found = conn.execute(self._resource_by_id, {"w_id": resource_id}).first()
+                found = conn.execute(self._resource_by_id, {"w_id": resource_id}).first()._mapping
             # Detached, like every row handed to tasks: they only read it and
             # pass it back to the compare-and-swap writes.
-            row = models.ResourceRow.from_mapping(found._mapping)
+            row = models.ResourceRow.from_mapping(found)
             merged, writes = _run_steps(models.ResourceRow.copy(row), start)
             if merged:
                 self._cas_write(conn, row, holder, merged, event, writes)

@@ -190,3 +190,27 @@ def test_database_prepares_as_configured(pg_url, enabled):
             db.dispose()
     finally:
         CONF.clear_override("prepared_statements", group="database")
+
+
+def _first_returns_rows_as_execute_does(engine, table, insert):
+    """precompiled.first gives the row Connection.execute gives (JSON
+    decoded, timestamps parsed where the driver returns text), by key."""
+    returning = (sa.update(table).where(table.c.id == sa.bindparam("w_id"))
+                 .values(n=table.c.n + 1).returning(*table.c))
+    with engine.begin() as conn:
+        conn.execute(insert, {"w_id": 1, "v_name": "a", "v_data": {"k": [1, None]},
+                              "v_at": WHEN, "v_n": 1})
+        expected = dict(conn.execute(returning, {"w_id": 1}).first()._mapping)
+        found = precompiled.first(conn, returning, {"w_id": 1})
+        assert precompiled.first(conn, returning, {"w_id": 2}) is None
+    assert found == {**expected, "n": expected["n"] + 1}
+    assert found["data"] == {"k": [1, None]} and found["at"] == WHEN
+
+
+def test_first_returns_rows_as_execute_does():
+    engine = _engine()
+    _first_returns_rows_as_execute_does(engine, NAMED, PG_INSERT)
+
+
+def test_postgresql_first_returns_rows_as_execute_does(pg_engine):
+    _first_returns_rows_as_execute_does(pg_engine, NAMED, PG_INSERT)
