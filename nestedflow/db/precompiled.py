@@ -132,16 +132,16 @@ def _server_side(sql, binds, dialect):
 
     body = _PLACEHOLDER.sub(number, sql).replace("%%", "%")
     types = ", ".join(_parameter_type(binds[name].type, dialect) for name in names)
-    # Named for what it writes, as it shows in pg_stat_activity and the
-    # server's log; the digest tells statements apart.
+    # Named for its verb and first table, as pg_stat_activity and the
+    # server's log show it; the digest tells statements apart.
     table = _TABLE.search(sql)
     name = "nf_{}_{}_{}".format(sql.split(None, 1)[0].lower(),
                                 table.group(1) if table else "x",
                                 hashlib.sha1(sql.encode()).hexdigest()[:12])
-    run = f"EXECUTE {name} ({', '.join(f'%({n})s' for n in names)})" if names \
-        else f"EXECUTE {name}"
-    return name, f"PREPARE {name} ({types}) AS {body}" if names \
-        else f"PREPARE {name} AS {body}", run
+    if not names:
+        return name, f"PREPARE {name} AS {body}", f"EXECUTE {name}"
+    arguments = ", ".join(f"%({n})s" for n in names)
+    return name, f"PREPARE {name} ({types}) AS {body}", f"EXECUTE {name} ({arguments})"
 
 
 def _parameter_type(bind_type, dialect):

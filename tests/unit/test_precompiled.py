@@ -214,3 +214,12 @@ def test_first_returns_rows_as_execute_does():
 
 def test_postgresql_first_returns_rows_as_execute_does(pg_engine):
     _first_returns_rows_as_execute_does(pg_engine, NAMED, PG_INSERT)
+
+
+def test_postgresql_statement_without_parameters_is_prepared_too(pg_engine):
+    count = sa.select(sa.func.count()).select_from(NAMED)
+    with pg_engine.begin() as conn:
+        assert precompiled.first(conn, count, {}) is not None
+        assert precompiled.execute(conn, count, {}).scalar() == 0
+        [(name, statement)] = _prepared(conn)
+    assert statement == f"PREPARE {name} AS SELECT count(*) AS count_1 \nFROM named"
